@@ -1,0 +1,196 @@
+package assertions
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+)
+
+type identVisitor struct{ ids []string }
+
+func (v *identVisitor) Visit(n *ast.Node) {
+	if id, ok := (*n).(*ast.IdentifierNode); ok {
+		v.ids = append(v.ids, id.Value)
+	}
+}
+
+func identifiers(p *vm.Program) []string {
+	v := &identVisitor{}
+	node := p.Node()
+	ast.Walk(&node, v)
+	return v.ids
+}
+
+// env builds the runtime environment for one evaluation.
+func env(c *Compiled, v View, bindings map[string]any) map[string]any {
+	e := funcs(v)
+	for name := range c.uses {
+		e[name] = lazyVars[name](v)
+	}
+	for k, b := range bindings {
+		e[k] = b
+	}
+	return e
+}
+
+// Eval evaluates c once against a view of the cluster.
+func Eval(c *Compiled, v View, bindings map[string]any) (any, error) {
+	out, err := expr.Run(c.Program, env(c, v, bindings))
+	if err != nil {
+		return nil, fmt.Errorf("evaluate %q: %w", c.Source, err)
+	}
+	return out, nil
+}
+
+// Holds evaluates a boolean expression.
+func Holds(c *Compiled, v View, bindings map[string]any) (bool, error) {
+	out, err := Eval(c, v, bindings)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("evaluate %q: got %T, want bool", c.Source, out)
+	}
+	return b, nil
+}
+
+// Observation is the value of one sub-expression at an evaluation.
+type Observation struct {
+	Expr  string `json:"expr"`
+	Value string `json:"value"`
+}
+
+// Explain evaluates the interesting sub-expressions of c (operands of
+// comparisons and logical operators, calls, member accesses) so a failure
+// can say what was observed, e.g. `len(endpoints("web")) = 2`.
+func Explain(c *Compiled, v View, bindings map[string]any) []Observation {
+	root := c.Program.Node()
+	var subs []ast.Node
+	var walk func(n ast.Node, depth int)
+	walk = func(n ast.Node, depth int) {
+		if depth > 4 {
+			return
+		}
+		switch x := n.(type) {
+		case *ast.BinaryNode:
+			walk(x.Left, depth+1)
+			walk(x.Right, depth+1)
+			return
+		case *ast.UnaryNode:
+			walk(x.Node, depth+1)
+			return
+		case *ast.ConstantNode, *ast.IntegerNode, *ast.FloatNode, *ast.StringNode, *ast.BoolNode, *ast.NilNode:
+			return
+		}
+		if n != root {
+			subs = append(subs, n)
+		}
+	}
+	walk(root, 0)
+	e := env(c, v, bindings)
+	seen := map[string]bool{}
+	var out []Observation
+	for _, n := range subs {
+		src := n.String()
+		if seen[src] {
+			continue
+		}
+		seen[src] = true
+		p, err := expr.Compile(src, expr.Env(e))
+		if err != nil {
+			continue
+		}
+		val, err := expr.Run(p, e)
+		s := Format(val)
+		if err != nil {
+			s = "error: " + err.Error()
+		}
+		out = append(out, Observation{Expr: src, Value: s})
+	}
+	return out
+}
+
+// Format renders a value compactly for people: structs as JSON with
+// their expr names, long lists shortened.
+func Format(v any) string {
+	if v == nil {
+		return "nil"
+	}
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", x)
+	case bool, int, int64, uint64, float64:
+		return fmt.Sprint(x)
+	}
+	b, err := json.Marshal(exprView(reflect.ValueOf(v)))
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(b)
+	if len(s) > 400 {
+		s = s[:397] + "..."
+	}
+	return s
+}
+
+// exprView converts structs to maps keyed by their expr tags, so values
+// print with the names expressions use.
+func exprView(v reflect.Value) any {
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return exprView(v.Elem())
+	case reflect.Struct:
+		m := map[string]any{}
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name := f.Tag.Get("expr")
+			if name == "" {
+				name = f.Name
+			}
+			fv := v.Field(i)
+			if fv.IsZero() && fv.Kind() != reflect.Bool && fv.Kind() != reflect.Int {
+				continue
+			}
+			m[name] = exprView(fv)
+		}
+		return m
+	case reflect.Slice:
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = exprView(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		m := map[string]any{}
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+		for _, k := range keys {
+			m[fmt.Sprint(k.Interface())] = exprView(v.MapIndex(k))
+		}
+		return m
+	}
+	return v.Interface()
+}
+
+// String renders observations one per line.
+func String(obs []Observation) string {
+	var b strings.Builder
+	for _, o := range obs {
+		fmt.Fprintf(&b, "  %s = %s\n", o.Expr, o.Value)
+	}
+	return b.String()
+}

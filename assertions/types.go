@@ -1,0 +1,118 @@
+// Package assertions is the typed expr-lang environment labs, drills and
+// exercises assert with: a fresh view of the cluster (pods, nodes,
+// deployments, endpoints, leases, events, the etcd Raft table, component
+// states, apiserver health) plus the bindings recorded by earlier steps.
+//
+// Expressions are compiled and type-checked against this environment when
+// a lab is loaded, so a typo fails `kubelab validate`, not a run ten minutes
+// in. The package reads the cluster; it never changes it.
+package assertions
+
+// Pod is what expressions see of a Pod.
+type Pod struct {
+	Name       string            `expr:"name"`
+	Namespace  string            `expr:"namespace"`
+	Phase      string            `expr:"phase"`
+	Node       string            `expr:"node"`
+	IP         string            `expr:"ip"`
+	Ready      bool              `expr:"ready"`
+	Restarts   int               `expr:"restarts"`
+	Labels     map[string]string `expr:"labels"`
+	Conditions map[string]string `expr:"conditions"` // type -> status
+	Deleting   bool              `expr:"deleting"`
+	Owner      string            `expr:"owner"` // Kind/name of the controller
+	Priority   int               `expr:"priority"`
+}
+
+// Taint is a node taint.
+type Taint struct {
+	Key    string `expr:"key"`
+	Value  string `expr:"value"`
+	Effect string `expr:"effect"`
+}
+
+// Node is what expressions see of a Node.
+type Node struct {
+	Name          string            `expr:"name"`
+	Exists        bool              `expr:"exists"`
+	Ready         bool              `expr:"ready"`
+	ReadyStatus   string            `expr:"readyStatus"` // True, False, Unknown
+	Unschedulable bool              `expr:"unschedulable"`
+	Taints        []Taint           `expr:"taints"`
+	Labels        map[string]string `expr:"labels"`
+	Conditions    map[string]string `expr:"conditions"`
+	Pods          int               `expr:"pods"` // non-terminated pods bound to it
+}
+
+// Deployment is what expressions see of a Deployment.
+type Deployment struct {
+	Name      string `expr:"name"`
+	Exists    bool   `expr:"exists"`
+	Replicas  int    `expr:"replicas"` // desired
+	Ready     int    `expr:"ready"`
+	Available int    `expr:"available"`
+	Updated   int    `expr:"updated"`
+}
+
+// Endpoint is one ready address of a Service (from its EndpointSlices).
+type Endpoint struct {
+	IP    string `expr:"ip"`
+	Pod   string `expr:"pod"`
+	Node  string `expr:"node"`
+	Ready bool   `expr:"ready"`
+}
+
+// Lease is a coordination.k8s.io Lease.
+type Lease struct {
+	Name        string  `expr:"name"`
+	Holder      string  `expr:"holder"`    // holderIdentity
+	Component   string  `expr:"component"` // component name of the holder
+	Transitions int     `expr:"transitions"`
+	Age         float64 `expr:"age"` // seconds since last renewal
+}
+
+// Event is a Kubernetes Event.
+type Event struct {
+	Reason  string `expr:"reason"`
+	Message string `expr:"message"`
+	Type    string `expr:"type"`
+	Kind    string `expr:"kind"` // involved object's kind
+	Object  string `expr:"object"`
+	Count   int    `expr:"count"`
+}
+
+// Member is one etcd member's Raft status.
+type Member struct {
+	Name         string `expr:"name"`
+	ID           string `expr:"id"`
+	Reachable    bool   `expr:"reachable"`
+	IsLeader     bool   `expr:"isLeader"`
+	Term         int    `expr:"term"`
+	RaftIndex    int    `expr:"raftIndex"`
+	AppliedIndex int    `expr:"appliedIndex"`
+	DBSize       int    `expr:"dbSize"`
+}
+
+// Raft is the etcd Raft table.
+type Raft struct {
+	Leader    string   `expr:"leader"` // "" when there is none
+	HasLeader bool     `expr:"hasLeader"`
+	Term      int      `expr:"term"` // highest term among reachable members
+	Members   []Member `expr:"members"`
+	Reachable int      `expr:"reachable"`
+	Quorum    bool     `expr:"quorum"` // a majority is reachable and there is a leader
+}
+
+// Component is a process or container of the cluster.
+type Component struct {
+	Name  string `expr:"name"`
+	Role  string `expr:"role"`
+	State string `expr:"state"` // running, paused, stopped, exited
+	PID   int    `expr:"pid"`
+}
+
+// APIServer is one kube-apiserver instance's health.
+type APIServer struct {
+	Name  string `expr:"name"`
+	Ready bool   `expr:"ready"` // GET /readyz answered 200
+}

@@ -1,0 +1,405 @@
+// Package cluster is kubelab's facade over a running lab cluster: bring it
+// up from a Topology, inspect it (components, the etcd Raft table, lease
+// holders) and hurt it (kill, stop, start, restart, pause, resume any
+// component; take nodes down).
+//
+// Backends (cluster/embedded, later cluster/docker) implement the small
+// Backend interface; everything that only needs the cluster's APIs (etcd
+// status, leases, resolving "the current leader") lives here once, so every
+// backend behaves the same. The package knows nothing about labs.
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Role is the kind of a component.
+type Role string
+
+// Component roles.
+const (
+	RoleEtcd              Role = "etcd"
+	RoleAPIServer         Role = "kube-apiserver"
+	RoleScheduler         Role = "kube-scheduler"
+	RoleControllerManager Role = "kube-controller-manager"
+	RoleLoadBalancer      Role = "load-balancer"
+	RoleNode              Role = "node"
+)
+
+// State is what a component is doing now.
+type State string
+
+// Component states.
+const (
+	StateRunning State = "running"
+	StatePaused  State = "paused"
+	StateStopped State = "stopped" // stopped on purpose (kill, stop, node down)
+	StateExited  State = "exited"  // died on its own
+)
+
+// Action is a fault or repair applied to one component.
+type Action string
+
+// Actions.
+const (
+	Kill    Action = "kill"    // SIGKILL
+	Stop    Action = "stop"    // SIGTERM, wait for exit
+	Start   Action = "start"   // start a stopped component
+	Restart Action = "restart" // stop, then start
+	Pause   Action = "pause"   // SIGSTOP
+	Resume  Action = "resume"  // SIGCONT
+)
+
+// Actions lists every Action.
+var Actions = []Action{Kill, Stop, Start, Restart, Pause, Resume}
+
+// Targets that resolve to a component at the moment of the call.
+const (
+	TargetEtcdLeader       = "etcd-leader"
+	TargetEtcdFollower     = "etcd-follower"
+	TargetSchedulerLeader  = "scheduler-leader"
+	TargetControllerLeader = "controller-manager-leader"
+)
+
+// Component is one process or container of the cluster.
+type Component struct {
+	// Name is unique in the cluster: etcd-1, kube-apiserver-2, worker-3...
+	Name string `json:"name"`
+	// Role of the component.
+	Role Role `json:"role"`
+	// State now.
+	State State `json:"state"`
+	// PID of the process (embedded backend), 0 when not running.
+	PID int `json:"pid,omitempty"`
+	// ID of the container (docker backend).
+	ID string `json:"id,omitempty"`
+	// Endpoint the component serves on, if any.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Log is where its output goes.
+	Log string `json:"log,omitempty"`
+}
+
+// Access is how clients reach a cluster.
+type Access struct {
+	// Kubeconfig is the admin kubeconfig path (mode 0600).
+	Kubeconfig string
+	// EtcdEndpoints maps each etcd member name to its client URL.
+	EtcdEndpoints map[string]string
+	// EtcdTLS authenticates to etcd; nil for plain HTTP.
+	EtcdTLS *tls.Config
+	// APIServers maps each apiserver name to its URL (not through the LB).
+	APIServers map[string]string
+}
+
+// Event is boot or teardown progress, for people watching.
+type Event struct {
+	Component string
+	Message   string
+	Elapsed   time.Duration
+}
+
+// Backend runs the components of one cluster. Implementations must make
+// Down idempotent and remove everything Up created, even after a failed Up.
+type Backend interface {
+	// Name of the backend: "embedded", "docker", "kubeconfig".
+	Name() string
+	// Up brings the cluster up and returns when every component is healthy
+	// and every node is Ready.
+	Up(ctx context.Context, progress func(Event)) error
+	// Down removes every process, container, port and file of the cluster.
+	Down(ctx context.Context) error
+	// Components lists components with their current state.
+	Components(ctx context.Context) ([]Component, error)
+	// Act applies an action to one component by name (nodes included).
+	Act(ctx context.Context, name string, a Action) error
+	// Access returns the cluster's endpoints and credentials.
+	Access() Access
+	// Topology is the defaulted topology the cluster was made from.
+	Topology() Topology
+}
+
+// Cluster is a lab cluster: a backend plus the inspections and faults that
+// work the same on every backend.
+type Cluster struct {
+	Backend
+	log *slog.Logger
+
+	rest   *rest.Config
+	client kubernetes.Interface
+}
+
+// New wraps a backend.
+func New(b Backend, log *slog.Logger) *Cluster {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Cluster{Backend: b, log: log}
+}
+
+// RESTConfig returns an admin client config for the cluster.
+func (c *Cluster) RESTConfig() (*rest.Config, error) {
+	if c.rest == nil {
+		cfg, err := clientcmd.BuildConfigFromFlags("", c.Access().Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("load kubeconfig: %w", err)
+		}
+		cfg.QPS, cfg.Burst = 200, 400
+		cfg.Timeout = 15 * time.Second
+		c.rest = cfg
+	}
+	return rest.CopyConfig(c.rest), nil
+}
+
+// Client returns an admin clientset.
+func (c *Cluster) Client() (kubernetes.Interface, error) {
+	if c.client == nil {
+		cfg, err := c.RESTConfig()
+		if err != nil {
+			return nil, err
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+		c.client = cs
+	}
+	return c.client, nil
+}
+
+// EtcdMember is one row of the Raft table.
+type EtcdMember struct {
+	Name         string `json:"name"`
+	ID           string `json:"id"`
+	Endpoint     string `json:"endpoint"`
+	Reachable    bool   `json:"reachable"`
+	IsLeader     bool   `json:"isLeader"`
+	Leader       string `json:"leader,omitempty"` // name of the leader this member follows
+	Term         uint64 `json:"term"`
+	RaftIndex    uint64 `json:"raftIndex"`
+	AppliedIndex uint64 `json:"appliedIndex"`
+	DBSize       int64  `json:"dbSize"`
+	Error        string `json:"error,omitempty"`
+}
+
+// EtcdStatus asks every member for its Raft status. Unreachable members are
+// listed with Reachable false and the error; only a failure to build the
+// client is returned as an error.
+func (c *Cluster) EtcdStatus(ctx context.Context) ([]EtcdMember, error) {
+	acc := c.Access()
+	names := make([]string, 0, len(acc.EtcdEndpoints))
+	for n := range acc.EtcdEndpoints {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	type res struct {
+		i int
+		m EtcdMember
+	}
+	out := make([]EtcdMember, len(names))
+	ch := make(chan res, len(names))
+	for i, n := range names {
+		go func() {
+			ch <- res{i, c.memberStatus(ctx, n, acc.EtcdEndpoints[n], acc.EtcdTLS)}
+		}()
+	}
+	for range names {
+		r := <-ch
+		out[r.i] = r.m
+	}
+	ids := map[string]string{}
+	for _, m := range out {
+		if m.ID != "" {
+			ids[m.ID] = m.Name
+		}
+	}
+	for i := range out {
+		if out[i].Leader != "" {
+			if n, ok := ids[out[i].Leader]; ok {
+				out[i].Leader = n
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *Cluster) memberStatus(ctx context.Context, name, ep string, tlsCfg *tls.Config) EtcdMember {
+	m := EtcdMember{Name: name, Endpoint: ep}
+	ctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{ep},
+		TLS:         tlsCfg,
+		DialTimeout: time.Second,
+		Context:     ctx,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		m.Error = err.Error()
+		return m
+	}
+	defer cli.Close()
+	st, err := cli.Status(ctx, ep)
+	if err != nil {
+		m.Error = err.Error()
+		return m
+	}
+	m.Reachable = true
+	m.ID = fmt.Sprintf("%x", st.Header.MemberId)
+	m.Term = st.RaftTerm
+	m.RaftIndex = st.RaftIndex
+	m.AppliedIndex = st.RaftAppliedIndex
+	m.DBSize = st.DbSize
+	m.IsLeader = st.Leader == st.Header.MemberId && st.Leader != 0
+	if st.Leader != 0 {
+		m.Leader = fmt.Sprintf("%x", st.Leader)
+	}
+	if len(st.Errors) > 0 {
+		m.Error = strings.Join(st.Errors, "; ")
+	}
+	return m
+}
+
+// ErrNoLeader is returned when a leader is asked for and there is none.
+var ErrNoLeader = errors.New("no leader")
+
+// EtcdLeader returns the name of the current etcd leader.
+func (c *Cluster) EtcdLeader(ctx context.Context) (string, error) {
+	ms, err := c.EtcdStatus(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range ms {
+		if m.IsLeader {
+			return m.Name, nil
+		}
+	}
+	return "", fmt.Errorf("etcd: %w", ErrNoLeader)
+}
+
+// LeaseHolder is who holds a leader-election Lease.
+type LeaseHolder struct {
+	Lease       string    `json:"lease"`     // namespace/name
+	Holder      string    `json:"holder"`    // holderIdentity as written
+	Component   string    `json:"component"` // component name, derived from the identity
+	Transitions int32     `json:"transitions"`
+	RenewTime   time.Time `json:"renewTime"`
+	Duration    int32     `json:"leaseDurationSeconds"`
+}
+
+// Leader-election leases of the control plane.
+const (
+	LeaseScheduler         = "kube-system/kube-scheduler"
+	LeaseControllerManager = "kube-system/kube-controller-manager"
+)
+
+// Lease reads one lease in "namespace/name" form. A missing lease is not an
+// error: the holder is empty.
+func (c *Cluster) Lease(ctx context.Context, key string) (LeaseHolder, error) {
+	h := LeaseHolder{Lease: key}
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok {
+		return h, fmt.Errorf("lease %q: want namespace/name", key)
+	}
+	cs, err := c.Client()
+	if err != nil {
+		return h, err
+	}
+	l, err := cs.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		if isNotFound(err) {
+			return h, nil
+		}
+		return h, fmt.Errorf("get lease %s: %w", key, err)
+	}
+	if l.Spec.HolderIdentity != nil {
+		h.Holder = *l.Spec.HolderIdentity
+		// Control-plane components run with their component name as
+		// hostname, and client-go's identity is "<hostname>_<uuid>".
+		h.Component, _, _ = strings.Cut(h.Holder, "_")
+	}
+	if l.Spec.LeaseTransitions != nil {
+		h.Transitions = *l.Spec.LeaseTransitions
+	}
+	if l.Spec.RenewTime != nil {
+		h.RenewTime = l.Spec.RenewTime.Time
+	}
+	if l.Spec.LeaseDurationSeconds != nil {
+		h.Duration = *l.Spec.LeaseDurationSeconds
+	}
+	return h, nil
+}
+
+// Resolve turns a target into a component name at the moment of the call:
+// "etcd-leader", "etcd-follower", "scheduler-leader",
+// "controller-manager-leader", or a component name as is.
+func (c *Cluster) Resolve(ctx context.Context, target string) (string, error) {
+	switch target {
+	case TargetEtcdLeader:
+		return c.EtcdLeader(ctx)
+	case TargetEtcdFollower:
+		ms, err := c.EtcdStatus(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, m := range ms {
+			if m.Reachable && !m.IsLeader {
+				return m.Name, nil
+			}
+		}
+		return "", fmt.Errorf("etcd: no reachable follower")
+	case TargetSchedulerLeader, TargetControllerLeader:
+		key := LeaseScheduler
+		if target == TargetControllerLeader {
+			key = LeaseControllerManager
+		}
+		h, err := c.Lease(ctx, key)
+		if err != nil {
+			return "", err
+		}
+		if h.Component == "" {
+			return "", fmt.Errorf("lease %s: %w", key, ErrNoLeader)
+		}
+		return h.Component, nil
+	}
+	comps, err := c.Components(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, comp := range comps {
+		if comp.Name == target {
+			return target, nil
+		}
+	}
+	return "", fmt.Errorf("no component %q (want a component name or one of %s, %s, %s, %s)",
+		target, TargetEtcdLeader, TargetEtcdFollower, TargetSchedulerLeader, TargetControllerLeader)
+}
+
+// Do resolves target and applies a to it, returning the component hit.
+func (c *Cluster) Do(ctx context.Context, target string, a Action) (string, error) {
+	name, err := c.Resolve(ctx, target)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", a, target, err)
+	}
+	c.log.Info("fault", "action", a, "target", target, "component", name)
+	if err := c.Act(ctx, name, a); err != nil {
+		return name, fmt.Errorf("%s %s: %w", a, name, err)
+	}
+	return name, nil
+}
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

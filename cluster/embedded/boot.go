@@ -1,0 +1,283 @@
+package embedded
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// bootTimeout bounds how long one component may take to become healthy.
+const bootTimeout = 90 * time.Second
+
+func clientTLS(caPath, cert, key string) (*tls.Config, error) {
+	ca, err := os.ReadFile(caPath)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// boot starts the components in dependency order and waits for each stage.
+func (b *Backend) boot(ctx context.Context, say func(comp, format string, args ...any)) error {
+	byRole := func(r cluster.Role) []*procSpec {
+		var out []*procSpec
+		for _, p := range b.st.Procs {
+			if cluster.Role(p.Role) == r {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	start := func(ps []*procSpec) error {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, p := range ps {
+			if err := startProc(b.opts.Binary, string(b.opts.Home), b.name, p, b.opts.Ephemeral); err != nil {
+				return err
+			}
+		}
+		return b.opts.Home.save(b.name, b.st)
+	}
+	admin, err := clientTLS(b.st.Files["ca"], "", "")
+	if err != nil {
+		return err
+	}
+	adminKC, err := clientcmd.BuildConfigFromFlags("", b.st.Files["kubeconfig"])
+	if err != nil {
+		return err
+	}
+	if pair, err := tls.LoadX509KeyPair(adminKC.CertFile, adminKC.KeyFile); err == nil {
+		admin.Certificates = []tls.Certificate{pair}
+	}
+	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: admin}}
+	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed component serving certs
+
+	// etcd: all members at once (they need each other for quorum).
+	etcd := byRole(cluster.RoleEtcd)
+	if err := start(etcd); err != nil {
+		return err
+	}
+	etcdTLS, err := clientTLS(b.st.Files["etcd-ca"], b.st.Files["etcd-client.crt"], b.st.Files["etcd-client.key"])
+	if err != nil {
+		return err
+	}
+	if err := b.waitAll(ctx, etcd, say, "waiting for Raft quorum and a leader", func(ctx context.Context, p *procSpec) error {
+		return etcdHealthy(ctx, p.Endpoint, etcdTLS)
+	}); err != nil {
+		return err
+	}
+
+	// apiservers, each checked directly, then the load balancer.
+	apis := byRole(cluster.RoleAPIServer)
+	if err := start(apis); err != nil {
+		return err
+	}
+	readyz := func(client *http.Client, path string) func(context.Context, *procSpec) error {
+		return func(ctx context.Context, p *procSpec) error { return httpOK(ctx, client, p.Endpoint+path) }
+	}
+	if err := b.waitAll(ctx, apis, say, "waiting for /readyz (etcd connection, RBAC bootstrap)", readyz(httpc, "/readyz")); err != nil {
+		return err
+	}
+	lb := byRole(cluster.RoleLoadBalancer)
+	if err := start(lb); err != nil {
+		return err
+	}
+	if err := b.waitAll(ctx, lb, say, "waiting for /readyz through the load balancer", readyz(httpc, "/readyz")); err != nil {
+		return err
+	}
+
+	// Nodes are registered before their kwok controllers start, with the
+	// labels, taints and capacity of the topology.
+	cfg, err := clientcmd.BuildConfigFromFlags("", b.st.Files["kubeconfig"])
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for i, n := range b.st.Topology.Nodes {
+		if err := registerNode(ctx, cs, i, n); err != nil {
+			return fmt.Errorf("register node %s: %w", n.Name, err)
+		}
+	}
+	rest := append(append(byRole(cluster.RoleControllerManager), byRole(cluster.RoleScheduler)...), byRole(cluster.RoleNode)...)
+	if err := start(rest); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		errs[0] = b.waitAll(ctx, byRole(cluster.RoleControllerManager), say, "waiting for /healthz", readyz(insecure, "/healthz"))
+	}()
+	go func() {
+		defer wg.Done()
+		errs[1] = b.waitAll(ctx, byRole(cluster.RoleScheduler), say, "waiting for /healthz", readyz(insecure, "/healthz"))
+	}()
+	go func() {
+		defer wg.Done()
+		errs[2] = b.waitAll(ctx, byRole(cluster.RoleNode), say, "waiting for the node to be Ready", func(ctx context.Context, p *procSpec) error {
+			return nodeReady(ctx, cs, p.Name)
+		})
+	}()
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// waitAll polls check for every process until it passes, failing fast when
+// a process exits and naming the component with the tail of its log.
+func (b *Backend) waitAll(ctx context.Context, ps []*procSpec, say func(comp, format string, args ...any), what string, check func(context.Context, *procSpec) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			say(p.Name, "%s", what)
+			errs[i] = b.waitOne(ctx, p, check)
+			if errs[i] == nil {
+				say(p.Name, "ready")
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (b *Backend) waitOne(ctx context.Context, p *procSpec, check func(context.Context, *procSpec) error) error {
+	ctx, cancel := context.WithTimeout(ctx, bootTimeout)
+	defer cancel()
+	delay := 50 * time.Millisecond
+	var last error
+	for {
+		if !procAlive(p.PID, b.name, p.Name) {
+			return fmt.Errorf("%s exited while starting; last lines of %s:\n%s", p.Name, p.Log, tail(p.Log, 15))
+		}
+		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+		last = check(cctx, p)
+		ccancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not healthy: %w (last check: %v); last lines of %s:\n%s", p.Name, ctx.Err(), last, p.Log, tail(p.Log, 15))
+		case <-time.After(delay):
+		}
+		if delay < 400*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+func httpOK(ctx context.Context, c *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+func etcdHealthy(ctx context.Context, ep string, tlsCfg *tls.Config) error {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, DialTimeout: time.Second, Context: ctx, Logger: zap.NewNop()})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	st, err := cli.Status(ctx, ep)
+	if err != nil {
+		return err
+	}
+	if st.Leader == 0 {
+		return errors.New("no leader yet")
+	}
+	return nil
+}
+
+func registerNode(ctx context.Context, cs kubernetes.Interface, i int, n cluster.NodeSpec) error {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("4"),
+		corev1.ResourceMemory: resource.MustParse("8Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	for k, v := range n.Capacity {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("capacity %s=%q: %w", k, v, err)
+		}
+		capacity[corev1.ResourceName(k)] = q
+	}
+	labels := map[string]string{
+		"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+		"node-role.kubernetes.io/worker": "", "type": "kwok",
+	}
+	for k, v := range n.Labels {
+		labels[k] = v
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+		Spec:       corev1.NodeSpec{PodCIDR: nodePodCIDR(i), PodCIDRs: []string{nodePodCIDR(i)}},
+		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+	for _, t := range n.Taints {
+		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	}
+	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+func nodeReady(ctx context.Context, cs kubernetes.Interface, name string) error {
+	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status == corev1.ConditionTrue {
+				return nil
+			}
+			return fmt.Errorf("Ready=%s (%s)", c.Status, c.Reason)
+		}
+	}
+	return errors.New("no Ready condition yet")
+}

@@ -1,0 +1,268 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Environment variables that tag every process kubelab starts, so that a
+// later run can find and remove orphans by reading /proc.
+const (
+	envCluster   = "KUBELAB_CLUSTER"
+	envComponent = "KUBELAB_COMPONENT"
+	envHome      = "KUBELAB_HOME"
+	// EnvHostname asks the component runner to set its hostname (it runs in
+	// its own UTS namespace) before the component starts; see SetHostname.
+	EnvHostname = "KUBELAB_HOSTNAME"
+)
+
+// spawner starts processes from one OS thread that never exits: Linux
+// delivers Pdeathsig when the thread that forked a child exits, and Go
+// may retire threads, so children must be forked from a locked thread.
+type spawner struct {
+	once sync.Once
+	reqs chan spawnReq
+}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+var theSpawner spawner
+
+func (s *spawner) start(cmd *exec.Cmd) error {
+	s.once.Do(func() {
+		s.reqs = make(chan spawnReq)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+			for r := range s.reqs {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	s.reqs <- spawnReq{cmd, done}
+	return <-done
+}
+
+// procSpec is how to start one component process; it is saved in the
+// cluster's state so any later kubelab invocation can start it again.
+type procSpec struct {
+	Name     string   `json:"name"`
+	Role     string   `json:"role"`
+	Args     []string `json:"args"`               // arguments after "kubelab"
+	Hostname string   `json:"hostname,omitempty"` // own UTS namespace with this hostname
+	Endpoint string   `json:"endpoint,omitempty"`
+	Log      string   `json:"log"`
+	PID      int      `json:"pid,omitempty"`
+	Stopped  bool     `json:"stopped,omitempty"` // stopped on purpose
+}
+
+// children tracks processes this kubelab process started, so it can reap
+// them and tell "exited" from "still running" without racing on PIDs.
+var children = struct {
+	sync.Mutex
+	exited map[int]chan struct{}
+}{exited: map[int]chan struct{}{}}
+
+// startProc starts spec as a child process tagged with the cluster name.
+// ephemeral children die with this process (Pdeathsig).
+func startProc(self, home, cluster string, spec *procSpec, ephemeral bool) error {
+	logf, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "---- kubelab: starting %s at %s\n", spec.Name, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(self, spec.Args...)
+	cmd.Env = append(os.Environ(),
+		envCluster+"="+cluster, envComponent+"="+spec.Name, envHome+"="+home)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = filepath.Dir(spec.Log)
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if ephemeral {
+		attr.Pdeathsig = syscall.SIGKILL
+	}
+	if spec.Hostname != "" {
+		cmd.Env = append(cmd.Env, EnvHostname+"="+spec.Hostname)
+		attr.Cloneflags = syscall.CLONE_NEWUTS
+		if os.Geteuid() != 0 {
+			// Unprivileged: a user namespace grants the UTS namespace.
+			attr.Cloneflags |= syscall.CLONE_NEWUSER
+			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+		}
+	}
+	cmd.SysProcAttr = attr
+	if err := theSpawner.start(cmd); err != nil && spec.Hostname != "" {
+		// No namespaces to be had: run with the host's hostname rather than not at all.
+		attr.Cloneflags, attr.UidMappings, attr.GidMappings = 0, nil, nil
+		err = theSpawner.start(cmd)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", spec.Name, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	spec.PID, spec.Stopped = cmd.Process.Pid, false
+	ch := make(chan struct{})
+	children.Lock()
+	children.exited[spec.PID] = ch
+	children.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		close(ch)
+	}()
+	return nil
+}
+
+// procAlive reports whether pid is a live process of this cluster's
+// component (not a zombie, not a recycled PID).
+func procAlive(pid int, cluster, component string) bool {
+	if pid <= 0 {
+		return false
+	}
+	children.Lock()
+	ch, mine := children.exited[pid]
+	children.Unlock()
+	if mine {
+		select {
+		case <-ch:
+			return false
+		default:
+		}
+	}
+	st := procState(pid)
+	if st == "" || st == "Z" || st == "X" {
+		return false
+	}
+	env := procEnv(pid)
+	return env[envCluster] == cluster && env[envComponent] == component
+}
+
+// procState is the one-letter state from /proc/PID/stat ("" if gone).
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return ""
+	}
+	return string(b[i+2])
+}
+
+func procEnv(pid int) map[string]string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return nil
+	}
+	env := map[string]string{}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		k, v, ok := strings.Cut(string(kv), "=")
+		if ok && strings.HasPrefix(k, "KUBELAB_") {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// waitGone waits until pid has exited or ctx ends.
+func waitGone(ctx context.Context, pid int, cluster, component string) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for procAlive(pid, cluster, component) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s (pid %d) still running: %w", component, pid, ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// terminate stops a process gracefully (SIGCONT then SIGTERM), escalating
+// to SIGKILL after grace.
+func terminate(ctx context.Context, pid int, cluster, component string, grace time.Duration) error {
+	if !procAlive(pid, cluster, component) {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %s: %w", component, err)
+	}
+	gctx, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	if waitGone(gctx, pid, cluster, component) == nil {
+		return nil
+	}
+	return kill(ctx, pid, cluster, component)
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func kill(ctx context.Context, pid int, cluster, component string) error {
+	if !procAlive(pid, cluster, component) {
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill %s: %w", component, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return waitGone(ctx, pid, cluster, component)
+}
+
+// tagged lists every live process carrying kubelab's tags, by cluster.
+type taggedProc struct {
+	PID       int
+	Home      string
+	Cluster   string
+	Component string
+}
+
+func taggedProcs() []taggedProc {
+	ents, _ := os.ReadDir("/proc")
+	var out []taggedProc
+	self := os.Getpid()
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env := procEnv(pid)
+		if env[envCluster] == "" || env[envComponent] == "" {
+			continue
+		}
+		if st := procState(pid); st == "Z" || st == "" {
+			continue
+		}
+		out = append(out, taggedProc{PID: pid, Home: env[envHome], Cluster: env[envCluster], Component: env[envComponent]})
+	}
+	return out
+}
+
+// tail returns the last n lines of a file, for error messages.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,161 @@
+// Package pki makes the certificates and keys a lab cluster needs: a
+// cluster CA and an etcd CA, serving certificates, one client identity per
+// component, and the service-account signing key. It writes PEM files and
+// kubeconfigs; it does not decide which component gets which (backends do).
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// CA is a certificate authority held in memory while a cluster is made.
+type CA struct {
+	Cert *x509.Certificate
+	Key  crypto.Signer
+	// Path of the CA certificate file.
+	Path string
+}
+
+// Pair is the paths of a certificate and its key.
+type Pair struct{ Cert, Key string }
+
+const validity = 10 * 365 * 24 * time.Hour
+
+// NewCA makes a CA and writes dir/name.crt and dir/name.key.
+func NewCA(dir, name, cn string) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s key: %w", name, err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: cn},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, fmt.Errorf("sign %s: %w", name, err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	p := Pair{Cert: filepath.Join(dir, name+".crt"), Key: filepath.Join(dir, name+".key")}
+	if err := write(p, der, key); err != nil {
+		return nil, err
+	}
+	return &CA{Cert: cert, Key: key, Path: p.Cert}, nil
+}
+
+// Request describes a leaf certificate.
+type Request struct {
+	CommonName   string
+	Organization []string
+	DNSNames     []string
+	IPs          []net.IP
+	Server       bool
+	Client       bool
+}
+
+// Issue signs a leaf certificate and writes dir/name.crt and dir/name.key.
+func (ca *CA) Issue(dir, name string, r Request) (Pair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, fmt.Errorf("generate %s key: %w", name, err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: r.CommonName, Organization: r.Organization},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		DNSNames:     r.DNSNames,
+		IPAddresses:  r.IPs,
+	}
+	if r.Server {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
+	}
+	if r.Client {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
+	if err != nil {
+		return Pair{}, fmt.Errorf("sign %s: %w", name, err)
+	}
+	p := Pair{Cert: filepath.Join(dir, name+".crt"), Key: filepath.Join(dir, name+".key")}
+	return p, write(p, der, key)
+}
+
+// NewSigningKey writes a service-account signing key pair: dir/name.key
+// (private) and dir/name.pub (public).
+func NewSigningKey(dir, name string) (Pair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, fmt.Errorf("generate %s: %w", name, err)
+	}
+	p := Pair{Cert: filepath.Join(dir, name+".pub"), Key: filepath.Join(dir, name+".key")}
+	pub, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return Pair{}, err
+	}
+	if err := os.WriteFile(p.Cert, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644); err != nil {
+		return Pair{}, fmt.Errorf("write %s: %w", p.Cert, err)
+	}
+	return p, writeKey(p.Key, key)
+}
+
+// Kubeconfig writes a kubeconfig at path (mode 0600) for server, trusting
+// the CA and authenticating with the client pair.
+func Kubeconfig(path, cluster, server, caPath, user string, client Pair) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[cluster] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caPath}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: client.Cert, ClientKey: client.Key}
+	cfg.Contexts[cluster] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user}
+	cfg.CurrentContext = cluster
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	return os.Chmod(path, 0o600)
+}
+
+func write(p Pair, der []byte, key crypto.Signer) error {
+	if err := os.WriteFile(p.Cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p.Cert, err)
+	}
+	return writeKey(p.Key, key)
+}
+
+func writeKey(path string, key crypto.Signer) error {
+	b, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: b}), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func serial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	return n
+}

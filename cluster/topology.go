@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Topology describes a lab cluster: how many of each control-plane
+// component to run, which worker nodes to simulate or start, and the timings
+// that labs shorten to make failover observable in seconds.
+type Topology struct {
+	// Name identifies the cluster; ports, certificates and the state
+	// directory are derived from it. Defaults to "kubelab".
+	Name string `json:"name,omitempty" yaml:"name,omitempty"`
+	// Etcd is the number of etcd members: 1, 3 or 5. Default 1.
+	Etcd int `json:"etcd,omitempty" yaml:"etcd,omitempty"`
+	// APIServers is the number of kube-apiservers. With more than one, an L4
+	// load balancer fronts them. Default 1.
+	APIServers int `json:"apiservers,omitempty" yaml:"apiservers,omitempty"`
+	// Schedulers is the number of kube-schedulers (leader-elected). Default 1.
+	Schedulers int `json:"schedulers,omitempty" yaml:"schedulers,omitempty"`
+	// ControllerManagers is the number of kube-controller-managers
+	// (leader-elected). Default 1.
+	ControllerManagers int `json:"controllerManagers,omitempty" yaml:"controllerManagers,omitempty"`
+	// Workers is the number of worker nodes named worker-1..worker-N, used
+	// when Nodes is empty. Default 1.
+	Workers int `json:"workers,omitempty" yaml:"workers,omitempty"`
+	// Nodes lists worker nodes one by one; it overrides Workers.
+	Nodes []NodeSpec `json:"nodes,omitempty" yaml:"nodes,omitempty"`
+	// Timings are the leader-election and node-lifecycle timings.
+	Timings Timings `json:"timings,omitzero" yaml:"timings,omitempty"`
+}
+
+// NodeSpec describes one worker node.
+type NodeSpec struct {
+	// Name of the Node object.
+	Name string `json:"name" yaml:"name"`
+	// Labels added to the Node.
+	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
+	// Taints set on the Node when it registers.
+	Taints []Taint `json:"taints,omitempty" yaml:"taints,omitempty"`
+	// Capacity overrides the node's resources, e.g. {cpu: "4", memory: 8Gi, pods: "110"}.
+	Capacity map[string]string `json:"capacity,omitempty" yaml:"capacity,omitempty"`
+}
+
+// Taint is a Node taint.
+type Taint struct {
+	// Key of the taint.
+	Key string `json:"key" yaml:"key"`
+	// Value of the taint, optional.
+	Value string `json:"value,omitempty" yaml:"value,omitempty"`
+	// Effect: NoSchedule, PreferNoSchedule or NoExecute.
+	Effect string `json:"effect" yaml:"effect"`
+}
+
+// Timings are the knobs labs turn to see failover in seconds rather than
+// minutes. Zero values mean the upstream defaults.
+type Timings struct {
+	// LeaseDuration for scheduler and controller-manager leader election
+	// (upstream default 15s).
+	LeaseDuration Duration `json:"leaseDuration,omitzero" yaml:"leaseDuration,omitempty"`
+	// RenewDeadline for leader election (upstream default 10s).
+	RenewDeadline Duration `json:"renewDeadline,omitzero" yaml:"renewDeadline,omitempty"`
+	// RetryPeriod for leader election (upstream default 2s).
+	RetryPeriod Duration `json:"retryPeriod,omitzero" yaml:"retryPeriod,omitempty"`
+	// NodeMonitorGracePeriod: how long a node may miss heartbeats before the
+	// node lifecycle controller marks it NotReady (upstream default 50s).
+	NodeMonitorGracePeriod Duration `json:"nodeMonitorGracePeriod,omitzero" yaml:"nodeMonitorGracePeriod,omitempty"`
+	// NodeLeaseDuration: the lease a node renews in kube-node-lease (40s).
+	NodeLeaseDuration Duration `json:"nodeLeaseDuration,omitzero" yaml:"nodeLeaseDuration,omitempty"`
+	// TolerationSeconds given by default to every pod for the not-ready and
+	// unreachable taints (upstream default 300s): the time until pods on a
+	// dead node are evicted.
+	TolerationSeconds Duration `json:"tolerationSeconds,omitzero" yaml:"tolerationSeconds,omitempty"`
+	// EtcdCompactionInterval: how often the apiserver compacts etcd
+	// (upstream default 5m).
+	EtcdCompactionInterval Duration `json:"etcdCompactionInterval,omitzero" yaml:"etcdCompactionInterval,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("4s").
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"4s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// UnmarshalText reads a duration string (used by YAML decoders).
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes a duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// IsZero reports whether the duration is unset.
+func (d Duration) IsZero() bool { return d.Duration == 0 }
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
+
+// WithDefaults returns a copy of t with defaults filled in.
+func (t Topology) WithDefaults() Topology {
+	if t.Name == "" {
+		t.Name = "kubelab"
+	}
+	for _, n := range []*int{&t.Etcd, &t.APIServers, &t.Schedulers, &t.ControllerManagers} {
+		if *n == 0 {
+			*n = 1
+		}
+	}
+	if len(t.Nodes) == 0 {
+		if t.Workers == 0 {
+			t.Workers = 1
+		}
+		for i := 1; i <= t.Workers; i++ {
+			t.Nodes = append(t.Nodes, NodeSpec{Name: fmt.Sprintf("worker-%d", i)})
+		}
+	}
+	t.Workers = len(t.Nodes)
+	return t
+}
+
+// Validate reports every problem with a defaulted topology.
+func (t Topology) Validate() []error {
+	var errs []error
+	if !nameRE.MatchString(t.Name) {
+		errs = append(errs, fmt.Errorf("name %q: want lower-case letters, digits and '-', at most 40 characters", t.Name))
+	}
+	switch t.Etcd {
+	case 1, 3, 5:
+	default:
+		errs = append(errs, fmt.Errorf("etcd: want 1, 3 or 5 members, got %d", t.Etcd))
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"apiservers", t.APIServers}, {"schedulers", t.Schedulers}, {"controllerManagers", t.ControllerManagers}} {
+		if c.n < 1 || c.n > 5 {
+			errs = append(errs, fmt.Errorf("%s: want 1 to 5, got %d", c.name, c.n))
+		}
+	}
+	if len(t.Nodes) > 50 {
+		errs = append(errs, fmt.Errorf("nodes: want at most 50, got %d", len(t.Nodes)))
+	}
+	seen := map[string]bool{}
+	for i, n := range t.Nodes {
+		if !nameRE.MatchString(n.Name) {
+			errs = append(errs, fmt.Errorf("nodes[%d].name %q: want a DNS label", i, n.Name))
+		}
+		if seen[n.Name] {
+			errs = append(errs, fmt.Errorf("nodes[%d].name %q: duplicate", i, n.Name))
+		}
+		seen[n.Name] = true
+		for j, tt := range n.Taints {
+			switch tt.Effect {
+			case "NoSchedule", "PreferNoSchedule", "NoExecute":
+			default:
+				errs = append(errs, fmt.Errorf("nodes[%d].taints[%d].effect: want NoSchedule, PreferNoSchedule or NoExecute, got %q", i, j, tt.Effect))
+			}
+		}
+	}
+	le := t.Timings
+	if le.LeaseDuration.Duration != 0 && le.RenewDeadline.Duration != 0 && le.RenewDeadline.Duration >= le.LeaseDuration.Duration {
+		errs = append(errs, fmt.Errorf("timings: renewDeadline (%s) must be shorter than leaseDuration (%s)", le.RenewDeadline, le.LeaseDuration))
+	}
+	return errs
+}

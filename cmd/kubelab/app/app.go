@@ -1,0 +1,80 @@
+// Package app is the kubelab command line: it parses flags, calls the
+// library and prints. main calls Run; nothing here exits the process.
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/grpclog"
+
+	"kubelab.dev/kubelab/cluster/embedded"
+)
+
+// Streams are the process's standard streams.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// globals are the flags every subcommand shares.
+type globals struct {
+	name    string
+	home    string
+	verbose bool
+	streams Streams
+}
+
+func (g *globals) embeddedOpts(ephemeral bool) embedded.Options {
+	o := embedded.Options{Home: embedded.Home(g.home), Ephemeral: ephemeral}
+	if g.verbose {
+		o.Log = slog.New(slog.NewTextHandler(g.streams.Err, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return o
+}
+
+// Run runs the kubelab command line with args (without the program name).
+func Run(ctx context.Context, s Streams, args []string) error {
+	// etcd's gRPC client logs every refused connection; kubelab reports
+	// member health itself.
+	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
+	root := NewRootCommand(s)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// NewRootCommand builds the command tree.
+func NewRootCommand(s Streams) *cobra.Command {
+	g := &globals{streams: s}
+	root := &cobra.Command{
+		Use:           "kubelab",
+		Short:         "Real Kubernetes labs and drills: boot a real control plane, hurt it, watch it recover",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.name, "name", envOr("KUBELAB_NAME", "kubelab"), "cluster name ($KUBELAB_NAME)")
+	pf.StringVar(&g.home, "home", string(embedded.DefaultHome()), "state directory for clusters ($KUBELAB_HOME)")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "debug logs on stderr")
+	root.AddCommand(
+		newUpCommand(g),
+		newDownCommand(g),
+		newStatusCommand(g),
+		newKubeconfigCommand(g),
+		newFaultCommand(g),
+	)
+	return root
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

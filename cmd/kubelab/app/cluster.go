@@ -1,0 +1,265 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/embedded"
+)
+
+type upFlags struct {
+	config string
+	topo   cluster.Topology
+	lease  time.Duration
+	grace  time.Duration
+}
+
+func newUpCommand(g *globals) *cobra.Command {
+	f := &upFlags{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Boot a real cluster (etcd, apiservers behind a load balancer, schedulers, controller-managers, nodes)",
+		Example: `  kubelab up --etcd 3 --apiservers 2 --schedulers 2 --controller-managers 2 --workers 3
+  kubelab up --config cluster.yaml --name other`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t := f.topo
+			if f.config != "" {
+				b, err := os.ReadFile(f.config)
+				if err != nil {
+					return err
+				}
+				if err := yaml.UnmarshalStrict(b, &t); err != nil {
+					return fmt.Errorf("%s: %w", f.config, err)
+				}
+			}
+			if cmd.Flags().Changed("name") || t.Name == "" {
+				t.Name = g.name
+			}
+			if f.lease > 0 {
+				t.Timings.LeaseDuration.Duration = f.lease
+				t.Timings.RenewDeadline.Duration = f.lease * 2 / 3
+				t.Timings.RetryPeriod.Duration = f.lease / 4
+			}
+			if f.grace > 0 {
+				t.Timings.NodeMonitorGracePeriod.Duration = f.grace
+			}
+			return up(cmd.Context(), g, t)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "topology file (YAML, fields as in a lab's spec.cluster)")
+	fl.IntVar(&f.topo.Etcd, "etcd", 1, "etcd members (1, 3 or 5)")
+	fl.IntVar(&f.topo.APIServers, "apiservers", 1, "kube-apiservers (behind an L4 load balancer)")
+	fl.IntVar(&f.topo.Schedulers, "schedulers", 1, "kube-schedulers (leader-elected)")
+	fl.IntVar(&f.topo.ControllerManagers, "controller-managers", 1, "kube-controller-managers (leader-elected)")
+	fl.IntVar(&f.topo.Workers, "workers", 1, "worker nodes")
+	fl.DurationVar(&f.lease, "lease-duration", 0, "leader-election lease duration (renew 2/3, retry 1/4 of it); 0 = upstream 15s")
+	fl.DurationVar(&f.grace, "node-grace", 0, "node monitor grace period; 0 = upstream default")
+	return cmd
+}
+
+func up(ctx context.Context, g *globals, t cluster.Topology) error {
+	b, err := embedded.New(t, g.embeddedOpts(false))
+	if err != nil {
+		return err
+	}
+	t = b.Topology()
+	w := g.streams.Err
+	fmt.Fprintf(w, "Booting cluster %q: %d etcd, %d apiserver(s), %d scheduler(s), %d controller-manager(s), %d node(s)\n",
+		t.Name, t.Etcd, t.APIServers, t.Schedulers, t.ControllerManagers, len(t.Nodes))
+	start := time.Now()
+	err = b.Up(ctx, func(e cluster.Event) {
+		fmt.Fprintf(w, "  %6.2fs  %-26s %s\n", e.Elapsed.Seconds(), e.Component, e.Message)
+	})
+	if err != nil {
+		return fmt.Errorf("up %s: %w", t.Name, err)
+	}
+	fmt.Fprintf(w, "Cluster %q ready in %.2fs.\n", t.Name, time.Since(start).Seconds())
+	fmt.Fprintf(g.streams.Out, "export KUBECONFIG=%s\n", b.Access().Kubeconfig)
+	fmt.Fprintf(w, "Try: kubelab kubectl get nodes; kubelab status; kubelab down\n")
+	return nil
+}
+
+func newDownCommand(g *globals) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Remove a cluster (processes, ports, files), or every cluster with --all",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home := g.embeddedOpts(false).Home
+			if all {
+				names, err := home.RemoveAll(cmd.Context())
+				for _, n := range names {
+					fmt.Fprintf(g.streams.Err, "removed cluster %q\n", n)
+				}
+				return err
+			}
+			b, err := embedded.Open(g.name, g.embeddedOpts(false))
+			if err != nil {
+				return err
+			}
+			if err := b.Down(cmd.Context()); err != nil {
+				return fmt.Errorf("down %s: %w", g.name, err)
+			}
+			fmt.Fprintf(g.streams.Err, "removed cluster %q\n", g.name)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "remove every cluster and every orphaned process")
+	return cmd
+}
+
+func newKubeconfigCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "kubeconfig",
+		Short: "Print the path of the cluster's admin kubeconfig (for kubectl, k9s...)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := embedded.Open(g.name, g.embeddedOpts(false))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(g.streams.Out, b.Access().Kubeconfig)
+			return nil
+		},
+	}
+}
+
+func openCluster(g *globals) (*cluster.Cluster, error) {
+	b, err := embedded.Open(g.name, g.embeddedOpts(false))
+	if err != nil {
+		if errors.Is(err, embedded.ErrNotFound) {
+			return nil, fmt.Errorf("%w (start one with: kubelab up --name %s)", err, g.name)
+		}
+		return nil, err
+	}
+	return cluster.New(b, nil), nil
+}
+
+func newStatusCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show components, leaders and the etcd Raft table",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := openCluster(g)
+			if err != nil {
+				return err
+			}
+			return printStatus(cmd.Context(), g.streams.Out, c)
+		},
+	}
+}
+
+func printStatus(ctx context.Context, out interface{ Write([]byte) (int, error) }, c *cluster.Cluster) error {
+	comps, err := c.Components(ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "COMPONENT\tROLE\tSTATE\tPID\tENDPOINT\n")
+	for _, comp := range comps {
+		pid := "-"
+		if comp.PID > 0 {
+			pid = fmt.Sprint(comp.PID)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", comp.Name, comp.Role, comp.State, pid, dash(comp.Endpoint))
+	}
+	w.Flush()
+
+	ms, err := c.EtcdStatus(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nETCD RAFT")
+	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "MEMBER\tID\tROLE\tTERM\tRAFT INDEX\tAPPLIED\tDB SIZE\tERROR\n")
+	for _, m := range ms {
+		role := "follower"
+		switch {
+		case !m.Reachable:
+			role = "unreachable"
+		case m.IsLeader:
+			role = "LEADER"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", m.Name, dash(m.ID), role, m.Term, m.RaftIndex, m.AppliedIndex, m.DBSize, dash(firstLine(m.Error)))
+	}
+	w.Flush()
+
+	fmt.Fprintln(out, "\nLEADER LEASES")
+	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "LEASE\tHOLDER\tTRANSITIONS\tRENEWED\n")
+	for _, key := range []string{cluster.LeaseScheduler, cluster.LeaseControllerManager} {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		h, err := c.Lease(lctx, key)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(w, "%s\t(error: %s)\t\t\n", key, firstLine(err.Error()))
+			continue
+		}
+		ago := "-"
+		if !h.RenewTime.IsZero() {
+			ago = time.Since(h.RenewTime).Round(100*time.Millisecond).String() + " ago"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", key, dash(h.Component), h.Transitions, ago)
+	}
+	return w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+func newFaultCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fault ACTION TARGET",
+		Short: "Apply a fault or repair: kill|stop|start|restart|pause|resume a component, a node, or etcd-leader, etcd-follower, scheduler-leader, controller-manager-leader",
+		Example: `  kubelab fault kill etcd-leader
+  kubelab fault kill worker-2      # the node stops heartbeating
+  kubelab fault start worker-2`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a := cluster.Action(args[0])
+			valid := false
+			for _, x := range cluster.Actions {
+				valid = valid || x == a
+			}
+			if !valid {
+				return fmt.Errorf("unknown action %q: want one of %v", args[0], cluster.Actions)
+			}
+			c, err := openCluster(g)
+			if err != nil {
+				return err
+			}
+			name, err := c.Do(cmd.Context(), args[1], a)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.streams.Err, "%s: %s\n", a, name)
+			return nil
+		},
+	}
+	return cmd
+}

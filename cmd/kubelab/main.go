@@ -1,0 +1,81 @@
+// Command kubelab boots real Kubernetes lab clusters and runs labs on them.
+// It is also a multi-call binary carrying the upstream components:
+// `kubelab component NAME ARGS...`, `kubelab kubectl ...`, `kubelab etcdctl ...`.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/cluster/lb"
+	"kubelab.dev/kubelab/cmd/kubelab/app"
+	"kubelab.dev/kubelab/internal/components"
+)
+
+func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "component":
+			if len(os.Args) < 3 {
+				fmt.Fprintf(os.Stderr, "usage: kubelab component NAME [ARGS...]; components: %v, kubelab-lb\n", components.Names())
+				os.Exit(2)
+			}
+			os.Exit(runComponent(os.Args[2], os.Args[3:]))
+		case "kubectl", "etcdctl":
+			os.Exit(runClient(os.Args[1], os.Args[2:]))
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := app.Run(ctx, app.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubelab:", err)
+		os.Exit(1)
+	}
+}
+
+func runComponent(name string, args []string) int {
+	// Control-plane components run in their own UTS namespace with their
+	// component name as hostname: distinct apiserver identity leases, and
+	// leader-election identities that say which instance leads.
+	if h := os.Getenv(embedded.EnvHostname); h != "" {
+		if err := unix.Sethostname([]byte(h)); err != nil {
+			fmt.Fprintf(os.Stderr, "kubelab: set hostname %s: %v (sharing the host's)\n", h, err)
+		}
+	}
+	if name == "kubelab-lb" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := lb.Main(ctx, args, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
+			fmt.Fprintln(os.Stderr, "kubelab-lb:", err)
+			return 1
+		}
+		return 0
+	}
+	code, err := components.Run(name, args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubelab:", err)
+	}
+	return code
+}
+
+// runClient runs kubectl or etcdctl against the current lab cluster unless
+// the user pointed it elsewhere.
+func runClient(name string, args []string) int {
+	env, err := app.ClientEnv(name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubelab:", err)
+		return 1
+	}
+	for k, v := range env {
+		os.Setenv(k, v)
+	}
+	return runComponent(name, args)
+}

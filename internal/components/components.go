@@ -1,0 +1,107 @@
+// Package components links the real upstream Kubernetes, etcd and kwok
+// programs into the kubelab binary and runs one of them by name, the way a
+// multi-call binary does.
+//
+// It is imported only by cmd/kubelab: linking it costs several GiB of RAM
+// and tens of seconds, so libraries and their tests start the built kubelab
+// binary instead of importing this package.
+package components
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/spf13/pflag"
+	"go.etcd.io/etcd/etcdctl/v3/ctlv3"
+	"go.etcd.io/etcd/server/v3/etcdmain"
+	"k8s.io/component-base/cli"
+	"k8s.io/component-base/logs"
+	_ "k8s.io/component-base/logs/json/register"          // JSON log format, as upstream mains do
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics, as upstream mains do
+	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric, as upstream mains do
+	kubectlcmd "k8s.io/kubectl/pkg/cmd"
+	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
+	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	kcm "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
+	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
+	kwokconfig "sigs.k8s.io/kwok/pkg/config"
+	kwokcmd "sigs.k8s.io/kwok/pkg/kwok/cmd"
+	kwoklog "sigs.k8s.io/kwok/pkg/log"
+	kwoksignals "sigs.k8s.io/kwok/pkg/utils/signals"
+
+	_ "time/tzdata" // CronJob time zones, as upstream mains do
+)
+
+// mains maps a component name to its upstream main. Each returns the exit
+// code; os.Args already starts with the component's own name.
+var mains = map[string]func() int{
+	"kube-apiserver":          func() int { return cli.Run(apiserver.NewAPIServerCommand()) },
+	"kube-controller-manager": func() int { return cli.Run(kcm.NewControllerManagerCommand()) },
+	"kube-scheduler":          func() int { return cli.Run(scheduler.NewSchedulerCommand()) },
+	"kubelet":                 func() int { return cli.Run(kubelet.NewKubeletCommand(context.Background())) },
+	"kube-proxy":              func() int { return cli.Run(proxy.NewProxyCommand()) },
+	"kubectl":                 runKubectl,
+	"etcd":                    func() int { etcdmain.Main(os.Args); return 0 },
+	"etcdctl":                 func() int { ctlv3.MustStart(); return 0 },
+	"kwok":                    runKwok,
+}
+
+// Names lists the components this binary carries, sorted.
+func Names() []string {
+	names := make([]string, 0, len(mains))
+	for n := range mains {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Run runs component name with args (without the program name) and returns
+// its exit code. Upstream mains parse os.Args, so Run rewrites it so that the
+// component sees its own name as argv[0].
+func Run(name string, args []string) (int, error) {
+	main, ok := mains[name]
+	if !ok {
+		return 2, fmt.Errorf("unknown component %q (known: %v)", name, Names())
+	}
+	os.Args = append([]string{name}, args...)
+	return main(), nil
+}
+
+// runKwok mirrors sigs.k8s.io/kwok/cmd/kwok's main.
+func runKwok() int {
+	// Kubernetes registers a non-bool --version on the global flag set, which
+	// collides with cobra's --version in kwok's command.
+	pflag.CommandLine = pflag.NewFlagSet(os.Args[0], pflag.ExitOnError)
+	flagset := pflag.NewFlagSet("global", pflag.ContinueOnError)
+	flagset.ParseErrorsAllowlist.UnknownFlags = true
+	flagset.Usage = func() {}
+	ctx := kwoksignals.SetupSignalContext()
+	ctx, logger := kwoklog.InitFlags(ctx, flagset)
+	ctx, err := kwokconfig.InitFlags(ctx, flagset)
+	if err != nil {
+		logger.Error("init config flags", "err", err)
+		return 1
+	}
+	command := kwokcmd.NewCommand(ctx)
+	command.PersistentFlags().AddFlagSet(flagset)
+	if err := command.ExecuteContext(ctx); err != nil {
+		logger.Error("kwok exited", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// runKubectl mirrors k8s.io/kubernetes/cmd/kubectl's main.
+func runKubectl() int {
+	logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args)) //nolint:errcheck
+	command := kubectlcmd.NewDefaultKubectlCommand()
+	if err := cli.RunNoErrOutput(command); err != nil {
+		kubectlutil.CheckErr(err) // prints and exits like upstream kubectl
+	}
+	return 0
+}
