@@ -23,6 +23,10 @@ import (
 	"kubelab.dev/kubelab/cluster"
 )
 
+// EventControlPlaneReady is the progress message sent when every component
+// is healthy and every node Ready (before the default ServiceAccount).
+const EventControlPlaneReady = "control plane and nodes ready"
+
 // bootTimeout bounds how long one component may take to become healthy.
 const bootTimeout = 90 * time.Second
 
@@ -150,7 +154,18 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 		})
 	}()
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	say("cluster", EventControlPlaneReady)
+	// Pods cannot be created before the controller-manager has made the
+	// default ServiceAccount (it first mints a credential per controller,
+	// ~5 s): the cluster is not usable until then.
+	say("cluster", "waiting for the controller-manager to create the default ServiceAccount")
+	return b.waitOne(ctx, byRole(cluster.RoleControllerManager)[0], func(ctx context.Context, _ *procSpec) error {
+		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
 }
 
 // waitAll polls check for every process until it passes, failing fast when

@@ -87,6 +87,14 @@ func (b *Backend) plan() error {
 	}
 	files["ca"], files["ca.key"], files["etcd-ca"] = ca.Path, filepath.Join(pkiDir, "ca.key"), etcdCA.Path
 	local := []net.IP{net.ParseIP("127.0.0.1")}
+	frontProxyCA, err := pki.NewCA(pkiDir, "front-proxy-ca", "kubelab-"+b.name+"-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	frontProxy, err := frontProxyCA.Issue(pkiDir, "front-proxy-client", pki.Request{CommonName: "front-proxy-client", Client: true})
+	if err != nil {
+		return err
+	}
 	sa, err := pki.NewSigningKey(pkiDir, "sa")
 	if err != nil {
 		return err
@@ -163,6 +171,10 @@ func (b *Backend) plan() error {
 			"--service-cluster-ip-range=" + serviceCIDR,
 			"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
 			"--allow-privileged=true", "--profiling=false",
+			"--requestheader-client-ca-file=" + frontProxyCA.Path, "--requestheader-allowed-names=front-proxy-client",
+			"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			"--proxy-client-cert-file=" + frontProxy.Cert, "--proxy-client-key-file=" + frontProxy.Key,
 		}
 		if d := tm.TolerationSeconds.Duration; d > 0 {
 			secs := itoa(int(d / time.Second))
@@ -255,9 +267,13 @@ func (b *Backend) plan() error {
 	if err := os.WriteFile(stages, kwokStages, 0o644); err != nil {
 		return err
 	}
+	// kwok renews every lease/4 like a kubelet; with a shortened grace
+	// period the lease must shrink too or healthy nodes would flap.
 	lease := 40
 	if d := t.Timings.NodeLeaseDuration.Duration; d > 0 {
 		lease = int(d / time.Second)
+	} else if g := t.Timings.NodeMonitorGracePeriod.Duration; g > 0 && g < 40*time.Second {
+		lease = max(4, int(g/time.Second))
 	}
 	for i, n := range t.Nodes {
 		add(&procSpec{

@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -54,6 +55,18 @@ func NewRootCommand(s Streams) *cobra.Command {
 		Short:         "Real Kubernetes labs and drills: boot a real control plane, hurt it, watch it recover",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	// Every invocation first removes what a kubelab killed with -9 left
+	// behind: processes and directories of clusters whose owner is dead.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		removed, err := g.embeddedOpts(false).Home.Sweep(cmd.Context())
+		for _, n := range removed {
+			fmt.Fprintf(s.Err, "removed orphaned cluster %q (its kubelab process had died)\n", n)
+		}
+		if err != nil {
+			fmt.Fprintf(s.Err, "warning: removing orphans: %v\n", err)
+		}
+		return nil
 	}
 	root.SetIn(s.In)
 	root.SetOut(s.Out)

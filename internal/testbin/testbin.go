@@ -1,0 +1,59 @@
+// Package testbin gives tests the kubelab binary that carries the real
+// components. Tests start that binary instead of linking Kubernetes into
+// every test executable (a 3 GB, tens-of-seconds link each time).
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+)
+
+var (
+	once sync.Once
+	path string
+	err  error
+)
+
+// Path returns the kubelab binary: $KUBELAB_BIN when set, else one built
+// from this checkout by hack/build.sh into a shared temp location. Builds
+// from several test processes are serialized with a file lock, and Go's
+// build cache makes all but the first a no-op.
+func Path() (string, error) {
+	once.Do(func() {
+		if p := os.Getenv("KUBELAB_BIN"); p != "" {
+			path = p
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		dir := filepath.Join(os.TempDir(), "kubelab-testbin")
+		if err = os.MkdirAll(dir, 0o755); err != nil {
+			return
+		}
+		var lock *os.File
+		lock, err = os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return
+		}
+		defer lock.Close()
+		if err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+			return
+		}
+		defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
+		out := filepath.Join(dir, "kubelab")
+		cmd := exec.Command(filepath.Join(root, "hack", "build.sh"), out)
+		cmd.Dir = root
+		b, berr := cmd.CombinedOutput()
+		if berr != nil {
+			err = fmt.Errorf("build kubelab: %w\n%s", berr, b)
+			return
+		}
+		path = out
+	})
+	return path, err
+}
