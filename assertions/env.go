@@ -17,6 +17,7 @@ type View interface {
 	Nodes() []Node
 	Node(name string) Node
 	Deployment(namespace, name string) Deployment
+	ReplicaSets(namespace, selector string) []ReplicaSet
 	Endpoints(namespace, service string) []Endpoint
 	Lease(namespace, name string) Lease
 	Events(reason string) []Event
@@ -46,6 +47,8 @@ func funcs(v View) map[string]any {
 		"node": func(name string) Node { return v.Node(name) },
 		// deployment("web").available
 		"deployment": func(name string) Deployment { return v.Deployment(DefaultNamespace, name) },
+		// replicasets("app=web") lists ReplicaSets in "default" by label selector.
+		"replicasets": func(selector string) []ReplicaSet { return v.ReplicaSets(DefaultNamespace, selector) },
 		// endpoints("web") lists the READY endpoints of Service "web".
 		"endpoints": func(service string) []Endpoint {
 			var ready []Endpoint
@@ -126,7 +129,8 @@ type Compiled struct {
 	// Type is the static type of the result (nil when unknown).
 	Type reflect.Type
 	// uses says which lazy variables the expression reads.
-	uses map[string]bool
+	uses  map[string]bool
+	polls bool
 }
 
 // Compile type-checks src against the environment plus bindings (name ->
@@ -153,6 +157,18 @@ func Compile(src string, bindings map[string]reflect.Type, asBool bool) (*Compil
 		if _, ok := lazyVars[id]; ok {
 			c.uses[id] = true
 		}
+		if unwatched[id] {
+			c.polls = true
+		}
 	}
 	return c, nil
 }
+
+// unwatched names read state that no informer watches: expressions using
+// them must be re-evaluated by polling.
+var unwatched = map[string]bool{"raft": true, "elapsed": true, "components": true, "component": true, "apiservers": true}
+
+// Polls reports whether the expression reads state that is not watched
+// (the Raft table, components, apiserver health, elapsed time), so a wait
+// must poll it rather than only react to watch events.
+func (c *Compiled) Polls() bool { return c.polls }

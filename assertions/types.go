@@ -54,6 +54,15 @@ type Deployment struct {
 	Updated   int    `expr:"updated"`
 }
 
+// ReplicaSet is what expressions see of a ReplicaSet.
+type ReplicaSet struct {
+	Name      string `expr:"name"`
+	Owner     string `expr:"owner"` // Deployment/name
+	Replicas  int    `expr:"replicas"`
+	Ready     int    `expr:"ready"`
+	Available int    `expr:"available"`
+}
+
 // Endpoint is one ready address of a Service (from its EndpointSlices).
 type Endpoint struct {
 	IP    string `expr:"ip"`

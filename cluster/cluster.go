@@ -17,10 +17,12 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/connectivity"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -139,8 +141,10 @@ type Cluster struct {
 	Backend
 	log *slog.Logger
 
+	mu     sync.Mutex
 	rest   *rest.Config
 	client kubernetes.Interface
+	etcd   map[string]*clientv3.Client
 }
 
 // New wraps a backend.
@@ -239,20 +243,27 @@ func (c *Cluster) EtcdStatus(ctx context.Context) ([]EtcdMember, error) {
 
 func (c *Cluster) memberStatus(ctx context.Context, name, ep string, tlsCfg *tls.Config) EtcdMember {
 	m := EtcdMember{Name: name, Endpoint: ep}
-	ctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
-	defer cancel()
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{ep},
-		TLS:         tlsCfg,
-		DialTimeout: time.Second,
-		Context:     ctx,
-		Logger:      zap.NewNop(),
-	})
+	cli, err := c.etcdClient(ep, tlsCfg)
 	if err != nil {
 		m.Error = err.Error()
 		return m
 	}
-	defer cli.Close()
+	// The client retries an unavailable member until the deadline. A member
+	// whose connection is failing is reported at once, and one that is
+	// (re)connecting gets a short deadline: on loopback a live member
+	// answers in milliseconds, and a slow answer would delay every wait on
+	// the Raft table.
+	timeout := 1500 * time.Millisecond
+	switch state := cli.ActiveConnection().GetState(); state {
+	case connectivity.TransientFailure:
+		m.Error = "connection failing (" + state.String() + ")"
+		return m
+	case connectivity.Ready:
+	default:
+		timeout = 250 * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	st, err := cli.Status(ctx, ep)
 	if err != nil {
 		m.Error = err.Error()
@@ -272,6 +283,36 @@ func (c *Cluster) memberStatus(ctx context.Context, name, ep string, tlsCfg *tls
 		m.Error = strings.Join(st.Errors, "; ")
 	}
 	return m
+}
+
+// etcdClient returns a client for one member, kept for the life of the
+// Cluster: status is polled often and a TLS handshake per poll is costly.
+// A client of a dead member fails fast and reconnects when it is back.
+func (c *Cluster) etcdClient(ep string, tlsCfg *tls.Config) (*clientv3.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cli, ok := c.etcd[ep]; ok {
+		return cli, nil
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client for %s: %w", ep, err)
+	}
+	if c.etcd == nil {
+		c.etcd = map[string]*clientv3.Client{}
+	}
+	c.etcd[ep] = cli
+	return cli, nil
+}
+
+// Close releases the clients the Cluster keeps (not the cluster itself).
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for ep, cli := range c.etcd {
+		_ = cli.Close()
+		delete(c.etcd, ep)
+	}
 }
 
 // ErrNoLeader is returned when a leader is asked for and there is none.

@@ -81,6 +81,9 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newStatusCommand(g),
 		newKubeconfigCommand(g),
 		newFaultCommand(g),
+		newRunCommand(g),
+		newValidateCommand(g),
+		newListCommand(g),
 	)
 	return root
 }

@@ -1,0 +1,384 @@
+package assertions
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// Live is a View over a running cluster. Kubernetes objects come from
+// client-go informers (a watch-fed cache, so evaluating is cheap and
+// Changed fires on every change); the Raft table, component states and
+// apiserver health are read from the cluster at each evaluation.
+type Live struct {
+	c       *cluster.Cluster
+	start   time.Time
+	factory informers.SharedInformerFactory
+	changed chan struct{}
+	stop    context.CancelFunc
+
+	mu       sync.Mutex
+	handlers []func(kind string, old, new any)
+
+	httpc *http.Client
+	rest  *rest.Config
+}
+
+// NewLive starts informers on the cluster and waits for their caches.
+// start is the lab's start time (for elapsed). Close stops the informers.
+func NewLive(ctx context.Context, c *cluster.Cluster, start time.Time) (*Live, error) {
+	cs, err := c.Client()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	tr, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver transport: %w", err)
+	}
+	ictx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	l := &Live{
+		c: c, start: start, changed: make(chan struct{}, 1), stop: cancel,
+		factory: informers.NewSharedInformerFactory(cs, 0),
+		httpc:   &http.Client{Transport: tr, Timeout: time.Second},
+		rest:    cfg,
+	}
+	watch := map[string]cache.SharedIndexInformer{
+		"Pod":           l.factory.Core().V1().Pods().Informer(),
+		"Node":          l.factory.Core().V1().Nodes().Informer(),
+		"Deployment":    l.factory.Apps().V1().Deployments().Informer(),
+		"ReplicaSet":    l.factory.Apps().V1().ReplicaSets().Informer(),
+		"EndpointSlice": l.factory.Discovery().V1().EndpointSlices().Informer(),
+		"Lease":         l.factory.Coordination().V1().Leases().Informer(),
+		"Event":         l.factory.Core().V1().Events().Informer(),
+	}
+	for kind, inf := range watch {
+		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { l.notify(kind, nil, obj) },
+			UpdateFunc: func(old, obj any) { l.notify(kind, old, obj) },
+			DeleteFunc: func(obj any) { l.notify(kind, obj, nil) },
+		})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	l.factory.Start(ictx.Done())
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	defer scancel()
+	for kind, ok := range l.factory.WaitForCacheSync(sctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("sync %s cache: %w", kind, sctx.Err())
+		}
+	}
+	return l, nil
+}
+
+// Close stops the informers.
+func (l *Live) Close() { l.stop(); l.factory.Shutdown() }
+
+// Changed receives a value after any watched object changed.
+func (l *Live) Changed() <-chan struct{} { return l.changed }
+
+// OnChange registers a handler called for every informer event with the
+// object's kind ("Pod", "Node", "Lease", "EndpointSlice", "Deployment",
+// "Event") and its old and new versions (nil on add or delete).
+func (l *Live) OnChange(f func(kind string, old, new any)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.handlers = append(l.handlers, f)
+}
+
+func (l *Live) notify(kind string, old, new any) {
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+	l.mu.Lock()
+	hs := append([]func(string, any, any){}, l.handlers...)
+	l.mu.Unlock()
+	for _, h := range hs {
+		h(kind, old, new)
+	}
+}
+
+// Pods implements View.
+func (l *Live) Pods(namespace, selector string) []Pod {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil
+	}
+	ps, _ := l.factory.Core().V1().Pods().Lister().Pods(namespace).List(sel)
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+	out := make([]Pod, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, toPod(p))
+	}
+	return out
+}
+
+// Pod implements View.
+func (l *Live) Pod(namespace, name string) Pod {
+	p, err := l.factory.Core().V1().Pods().Lister().Pods(namespace).Get(name)
+	if err != nil {
+		return Pod{Name: name, Namespace: namespace}
+	}
+	return toPod(p)
+}
+
+func toPod(p *corev1.Pod) Pod {
+	out := Pod{
+		Name: p.Name, Namespace: p.Namespace, Phase: string(p.Status.Phase), Node: p.Spec.NodeName,
+		IP: p.Status.PodIP, Labels: p.Labels, Conditions: map[string]string{},
+		Deleting: p.DeletionTimestamp != nil,
+	}
+	if p.Spec.Priority != nil {
+		out.Priority = int(*p.Spec.Priority)
+	}
+	for _, c := range p.Status.Conditions {
+		out.Conditions[string(c.Type)] = string(c.Status)
+		if c.Type == corev1.PodReady {
+			out.Ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		out.Restarts += int(cs.RestartCount)
+	}
+	for _, o := range p.OwnerReferences {
+		if o.Controller != nil && *o.Controller {
+			out.Owner = o.Kind + "/" + o.Name
+		}
+	}
+	return out
+}
+
+// Nodes implements View.
+func (l *Live) Nodes() []Node {
+	ns, _ := l.factory.Core().V1().Nodes().Lister().List(labels.Everything())
+	sort.Slice(ns, func(i, j int) bool { return ns[i].Name < ns[j].Name })
+	out := make([]Node, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, l.toNode(n))
+	}
+	return out
+}
+
+// Node implements View.
+func (l *Live) Node(name string) Node {
+	n, err := l.factory.Core().V1().Nodes().Lister().Get(name)
+	if err != nil {
+		return Node{Name: name}
+	}
+	return l.toNode(n)
+}
+
+func (l *Live) toNode(n *corev1.Node) Node {
+	out := Node{Name: n.Name, Exists: true, Unschedulable: n.Spec.Unschedulable, Labels: n.Labels, Conditions: map[string]string{}, Taints: []Taint{}}
+	for _, c := range n.Status.Conditions {
+		out.Conditions[string(c.Type)] = string(c.Status)
+		if c.Type == corev1.NodeReady {
+			out.ReadyStatus = string(c.Status)
+			out.Ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	for _, t := range n.Spec.Taints {
+		out.Taints = append(out.Taints, Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+	}
+	ps, _ := l.factory.Core().V1().Pods().Lister().List(labels.Everything())
+	for _, p := range ps {
+		if p.Spec.NodeName == n.Name && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			out.Pods++
+		}
+	}
+	return out
+}
+
+// Deployment implements View.
+func (l *Live) Deployment(namespace, name string) Deployment {
+	d, err := l.factory.Apps().V1().Deployments().Lister().Deployments(namespace).Get(name)
+	if err != nil {
+		return Deployment{Name: name}
+	}
+	out := Deployment{Name: name, Exists: true, Ready: int(d.Status.ReadyReplicas), Available: int(d.Status.AvailableReplicas), Updated: int(d.Status.UpdatedReplicas)}
+	if d.Spec.Replicas != nil {
+		out.Replicas = int(*d.Spec.Replicas)
+	}
+	return out
+}
+
+// ReplicaSets implements View.
+func (l *Live) ReplicaSets(namespace, selector string) []ReplicaSet {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil
+	}
+	rss, _ := l.factory.Apps().V1().ReplicaSets().Lister().ReplicaSets(namespace).List(sel)
+	sort.Slice(rss, func(i, j int) bool { return rss[i].Name < rss[j].Name })
+	out := make([]ReplicaSet, 0, len(rss))
+	for _, rs := range rss {
+		r := ReplicaSet{Name: rs.Name, Ready: int(rs.Status.ReadyReplicas), Available: int(rs.Status.AvailableReplicas)}
+		if rs.Spec.Replicas != nil {
+			r.Replicas = int(*rs.Spec.Replicas)
+		}
+		for _, o := range rs.OwnerReferences {
+			if o.Controller != nil && *o.Controller {
+				r.Owner = o.Kind + "/" + o.Name
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Endpoints implements View: every endpoint of the Service's EndpointSlices.
+func (l *Live) Endpoints(namespace, service string) []Endpoint {
+	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: service})
+	slices, _ := l.factory.Discovery().V1().EndpointSlices().Lister().EndpointSlices(namespace).List(sel)
+	var out []Endpoint
+	for _, s := range slices {
+		for _, e := range s.Endpoints {
+			ep := Endpoint{Ready: e.Conditions.Ready == nil || *e.Conditions.Ready}
+			if len(e.Addresses) > 0 {
+				ep.IP = e.Addresses[0]
+			}
+			if e.TargetRef != nil {
+				ep.Pod = e.TargetRef.Name
+			}
+			if e.NodeName != nil {
+				ep.Node = *e.NodeName
+			}
+			out = append(out, ep)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].IP < out[j].IP })
+	return out
+}
+
+// Lease implements View.
+func (l *Live) Lease(namespace, name string) Lease {
+	le, err := l.factory.Coordination().V1().Leases().Lister().Leases(namespace).Get(name)
+	if err != nil {
+		return Lease{Name: name}
+	}
+	out := Lease{Name: name}
+	if le.Spec.HolderIdentity != nil {
+		out.Holder = *le.Spec.HolderIdentity
+		out.Component, _, _ = strings.Cut(out.Holder, "_")
+	}
+	if le.Spec.LeaseTransitions != nil {
+		out.Transitions = int(*le.Spec.LeaseTransitions)
+	}
+	if le.Spec.RenewTime != nil {
+		out.Age = time.Since(le.Spec.RenewTime.Time).Seconds()
+	}
+	return out
+}
+
+// Events implements View.
+func (l *Live) Events(reason string) []Event {
+	es, _ := l.factory.Core().V1().Events().Lister().List(labels.Everything())
+	sort.Slice(es, func(i, j int) bool { return es[i].LastTimestamp.Before(&es[j].LastTimestamp) })
+	var out []Event
+	for _, e := range es {
+		if reason != "" && e.Reason != reason {
+			continue
+		}
+		out = append(out, Event{Reason: e.Reason, Message: e.Message, Type: e.Type,
+			Kind: e.InvolvedObject.Kind, Object: e.InvolvedObject.Name, Count: int(e.Count)})
+	}
+	return out
+}
+
+// Raft implements View, asking every etcd member now.
+func (l *Live) Raft() Raft {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	ms, _ := l.c.EtcdStatus(ctx)
+	return RaftFrom(ms)
+}
+
+// RaftFrom summarizes the facade's member statuses.
+func RaftFrom(ms []cluster.EtcdMember) Raft {
+	r := Raft{Members: []Member{}}
+	for _, m := range ms {
+		r.Members = append(r.Members, Member{Name: m.Name, ID: m.ID, Reachable: m.Reachable, IsLeader: m.IsLeader,
+			Term: int(m.Term), RaftIndex: int(m.RaftIndex), AppliedIndex: int(m.AppliedIndex), DBSize: int(m.DBSize)})
+		if !m.Reachable {
+			continue
+		}
+		r.Reachable++
+		r.Term = max(r.Term, int(m.Term))
+		if m.IsLeader {
+			r.Leader = m.Name
+		}
+	}
+	r.HasLeader = r.Leader != ""
+	r.Quorum = r.HasLeader && r.Reachable > len(ms)/2
+	return r
+}
+
+// Components implements View.
+func (l *Live) Components() []Component {
+	cs, _ := l.c.Components(context.Background())
+	out := make([]Component, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, Component{Name: c.Name, Role: string(c.Role), State: string(c.State), PID: c.PID})
+	}
+	return out
+}
+
+// Component implements View.
+func (l *Live) Component(name string) Component {
+	for _, c := range l.Components() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return Component{Name: name}
+}
+
+// APIServers implements View: GET /readyz on each instance directly.
+func (l *Live) APIServers() []APIServer {
+	acc := l.c.Access()
+	names := make([]string, 0, len(acc.APIServers))
+	for n := range acc.APIServers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]APIServer, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = APIServer{Name: n}
+			resp, err := l.httpc.Get(acc.APIServers[n] + "/readyz")
+			if err == nil {
+				out[i].Ready = resp.StatusCode == http.StatusOK
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// Elapsed implements View.
+func (l *Live) Elapsed() float64 { return time.Since(l.start).Seconds() }

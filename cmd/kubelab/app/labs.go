@@ -1,0 +1,209 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/engine"
+)
+
+type runFlags struct {
+	backend  string
+	junit    string
+	json     string
+	keep     bool
+	timeline bool
+}
+
+// ErrLabsFailed is returned by `kubelab run` when a lab did not pass.
+var ErrLabsFailed = errors.New("labs failed")
+
+func newRunCommand(g *globals) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run LAB...",
+		Short: "Run labs: boot each lab's cluster, run its steps, report verdicts",
+		Example: `  kubelab run labs/etcd-leader-failover.yaml
+  kubelab run labs/*.yaml --junit report.xml --json report.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			labs, err := loadLabs(args)
+			if err != nil {
+				return err
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			backend, err := backendFor(g, f.backend, bin)
+			if err != nil {
+				return err
+			}
+			r := &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Progress: engine.ConsoleProgress(g.streams.Err)}
+			var results []*engine.Result
+			for _, l := range labs {
+				res, err := r.Run(cmd.Context(), l)
+				if err != nil {
+					return err
+				}
+				results = append(results, res)
+				if f.timeline || !res.Passed() {
+					fmt.Fprintf(g.streams.Out, "\nTimeline of %s:\n", res.Lab)
+					engine.WriteTimeline(g.streams.Out, res)
+				}
+				if cmd.Context().Err() != nil {
+					break
+				}
+			}
+			engine.WriteSummary(g.streams.Out, results)
+			if err := writeReports(f.junit, f.json, results); err != nil {
+				return err
+			}
+			for _, r := range results {
+				if !r.Passed() {
+					return ErrLabsFailed
+				}
+			}
+			if cmd.Context().Err() != nil {
+				return cmd.Context().Err()
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.backend, "backend", "embedded", "where the cluster runs: embedded")
+	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
+	fl.StringVar(&f.json, "json", "", "write a JSON report to this file")
+	fl.BoolVar(&f.keep, "keep-on-failure", false, "leave a failed lab's cluster up for inspection")
+	fl.BoolVar(&f.timeline, "timeline", false, "print every lab's timeline, not only failed ones")
+	return cmd
+}
+
+func backendFor(g *globals, name, bin string) (engine.NewBackend, error) {
+	switch name {
+	case "embedded", "":
+		return func(t cluster.Topology) (cluster.Backend, error) {
+			o := g.embeddedOpts(true)
+			o.Binary = bin
+			return embedded.New(t, o)
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown backend %q (available: embedded)", name)
+}
+
+func writeReports(junit, jsonPath string, results []*engine.Result) error {
+	write := func(path string, fn func(*os.File) error) error {
+		if path == "" {
+			return nil
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return f.Close()
+	}
+	return errors.Join(
+		write(junit, func(f *os.File) error { return engine.WriteJUnit(f, results) }),
+		write(jsonPath, func(f *os.File) error { return engine.WriteJSON(f, results) }),
+	)
+}
+
+// loadLabs loads every file (directories: every *.yaml inside) and reports
+// the problems of all of them at once.
+func loadLabs(args []string) ([]*engine.Lab, error) {
+	paths, err := expand(args)
+	if err != nil {
+		return nil, err
+	}
+	var labs []*engine.Lab
+	var errs []error
+	for _, p := range paths {
+		l, err := engine.Load(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		labs = append(labs, l)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return labs, nil
+}
+
+func expand(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		m, _ := filepath.Glob(filepath.Join(a, "*.yaml"))
+		sort.Strings(m)
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+func newValidateCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate LAB...",
+		Short: "Check lab files (schema, expressions, manifests, topology) without booting anything",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			labs, err := loadLabs(args)
+			if err != nil {
+				return err
+			}
+			for _, l := range labs {
+				fmt.Fprintf(g.streams.Out, "%s: ok (%s, %d steps)\n", l.File(), l.Metadata.Name, len(l.Spec.Steps))
+			}
+			return nil
+		},
+	}
+}
+
+func newListCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list [DIR]",
+		Short: "List labs: name, title, topics, estimated duration",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "labs"
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			labs, err := loadLabs([]string{dir})
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "FILE\tTITLE\tTOPICS\tDURATION\n")
+			for _, l := range labs {
+				d := "-"
+				if l.Metadata.Duration.Duration > 0 {
+					d = l.Metadata.Duration.String()
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", l.File(), l.Metadata.Title, strings.Join(l.Metadata.Topics, ","), d)
+			}
+			return w.Flush()
+		},
+	}
+}

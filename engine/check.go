@@ -1,0 +1,463 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
+	"gopkg.in/yaml.v3"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/cluster"
+)
+
+var (
+	dnsLabelRE   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// maxNodes and maxMembers bound the topology (as cluster.Topology.Validate
+// does) before defaults expand it.
+const (
+	maxNodes   = 50
+	maxMembers = 5
+)
+
+// checker validates a decoded lab beyond its shape: values, references
+// between its parts, expressions and manifests. It fills defaults as it
+// goes.
+type checker struct {
+	*decoder
+	dir   string   // directory of the lab file, for relative paths
+	lines []string // the lab file, to map inline manifests to its lines
+
+	nodeNames  []string
+	components []string
+	etcd       int
+
+	reserved map[string]bool         // names a binding cannot take
+	recorded map[string]Pos          // every valid record name, first occurrence
+	bindings map[string]reflect.Type // recorded so far, in document order
+	broken   map[string]bool         // bindings whose expression did not compile
+}
+
+func newChecker(d *decoder, dir string, data []byte) *checker {
+	c := &checker{
+		decoder:  d,
+		dir:      dir,
+		lines:    strings.Split(string(data), "\n"),
+		reserved: map[string]bool{},
+		recorded: map[string]Pos{},
+		bindings: map[string]reflect.Type{},
+		broken:   map[string]bool{},
+	}
+	for _, names := range [][]string{assertions.Names(), builtin.Names, exprKeywords()} {
+		for _, n := range names {
+			c.reserved[n] = true
+		}
+	}
+	return c
+}
+
+// exprKeywords are the words of the expression language that look like
+// identifiers.
+func exprKeywords() []string {
+	return []string{"true", "false", "nil", "not", "in", "and", "or", "matches", "contains",
+		"startsWith", "endsWith", "let", "if", "else", "env"}
+}
+
+// at is the position of the node at path, or of its closest decoded
+// ancestor.
+func (c *checker) at(path string) Pos {
+	for {
+		if n, ok := c.nodes[path]; ok {
+			return nodePos(n)
+		}
+		if path == "" {
+			return Pos{Line: 1, Column: 1}
+		}
+		path = parentPath(path)
+	}
+}
+
+func (c *checker) errorAt(path, format string, args ...any) {
+	c.probs.add(c.file, c.at(path), path, format, args...)
+}
+
+func (c *checker) check(l *Lab) {
+	c.header(l)
+	c.cluster(&l.Spec.Cluster)
+	if l.Spec.Timeout.Duration == 0 {
+		l.Spec.Timeout.Duration = DefaultLabTimeout
+	}
+	c.steps(l.Spec.Steps)
+	eachOperation(l, func(op *Operation, path string) {
+		if r := op.Record; r != nil && identifierRE.MatchString(r.Name) && !c.reserved[r.Name] {
+			if _, dup := c.recorded[r.Name]; !dup {
+				c.recorded[r.Name] = c.at(path + ".record.name")
+			}
+		}
+	})
+	eachOperation(l, c.operation)
+	l.bindings = c.bindings
+}
+
+// eachOperation calls fn for every operation in document order: the steps,
+// then catch, finally and cleanup.
+func eachOperation(l *Lab, fn func(op *Operation, path string)) {
+	for i := range l.Spec.Steps {
+		for j := range l.Spec.Steps[i].Try {
+			fn(&l.Spec.Steps[i].Try[j], fmt.Sprintf("spec.steps[%d].try[%d]", i, j))
+		}
+	}
+	for _, sec := range []struct {
+		name string
+		ops  []Operation
+	}{{"catch", l.Spec.Catch}, {"finally", l.Spec.Finally}, {"cleanup", l.Spec.Cleanup}} {
+		for j := range sec.ops {
+			fn(&sec.ops[j], fmt.Sprintf("spec.%s[%d]", sec.name, j))
+		}
+	}
+}
+
+func (c *checker) header(l *Lab) {
+	if v := l.APIVersion; v != "" && v != APIVersion {
+		c.errorAt("apiVersion", "want %q, found %q", APIVersion, v)
+	}
+	if v := l.Kind; v != "" && v != KindLab {
+		c.errorAt("kind", "want %q, found %q", KindLab, v)
+	}
+	if v := l.Metadata.Name; v != "" && (len(v) > 63 || !dnsLabelRE.MatchString(v)) {
+		c.errorAt("metadata.name", "invalid name %q: want a DNS label (lower-case letters, digits and '-', at most 63 characters)", v)
+	}
+}
+
+// cluster fills the topology's defaults, reports Validate's errors at the
+// field they name, and lists the nodes and components operations may name.
+func (c *checker) cluster(t *cluster.Topology) {
+	if t.Workers > maxNodes {
+		c.errorAt("spec.cluster.workers", "want at most %d, got %d", maxNodes, t.Workers)
+		t.Workers = maxNodes
+	}
+	*t = t.WithDefaults()
+	for _, err := range t.Validate() {
+		field, msg := splitField(err.Error())
+		c.errorAt(joinPath("spec.cluster", field), "%s", msg)
+	}
+	for _, g := range []struct {
+		name string
+		n    int
+	}{{"etcd", t.Etcd}, {"kube-apiserver", t.APIServers}, {"kube-scheduler", t.Schedulers}, {"kube-controller-manager", t.ControllerManagers}} {
+		for i := 1; i <= min(g.n, maxMembers); i++ {
+			c.components = append(c.components, fmt.Sprintf("%s-%d", g.name, i))
+		}
+	}
+	c.components = append(c.components, "load-balancer")
+	for _, n := range t.Nodes {
+		c.nodeNames = append(c.nodeNames, n.Name)
+	}
+	c.components = append(c.components, c.nodeNames...)
+	c.etcd = t.Etcd
+}
+
+// splitField splits a Topology.Validate error such as "etcd: want 1, 3 or
+// 5 members, got 2" or `nodes[1].name "w": duplicate` into the field it
+// names and the rest.
+func splitField(s string) (field, msg string) {
+	i := strings.IndexAny(s, " :")
+	if i <= 0 {
+		return "", s
+	}
+	return s[:i], strings.TrimPrefix(strings.TrimPrefix(s[i:], ":"), " ")
+}
+
+func (c *checker) steps(steps []Step) {
+	if steps != nil && len(steps) == 0 {
+		c.errorAt("spec.steps", "want at least one step")
+	}
+	first := map[string]Pos{}
+	for i := range steps {
+		s, p := &steps[i], fmt.Sprintf("spec.steps[%d]", i)
+		s.pos = c.at(p)
+		if at, dup := first[s.Name]; dup && s.Name != "" {
+			c.errorAt(p+".name", "duplicate step name %q (first at line %d)", s.Name, at.Line)
+		} else {
+			first[s.Name] = s.pos
+		}
+		if s.Try != nil && len(s.Try) == 0 {
+			c.errorAt(p+".try", "want at least one operation")
+		}
+	}
+}
+
+func (c *checker) operation(op *Operation, path string) {
+	op.pos = c.at(path)
+	parts := op.parts()
+	if len(parts) == 0 {
+		if n := c.nodes[path]; n != nil && n.Kind == yaml.MappingNode && !c.unknownKey[path] {
+			c.errorAt(path, "no operation: want exactly one of %s", strings.Join(OperationKinds(), ", "))
+		}
+		return
+	}
+	if len(parts) > 1 {
+		var kinds []string
+		for _, p := range parts {
+			kinds = append(kinds, p.kind)
+		}
+		c.errorAt(path, "several operations in one item (%s): want exactly one; give each its own list item", strings.Join(kinds, ", "))
+	}
+	for _, p := range parts {
+		c.body(op, p.spec, joinPath(path, p.kind))
+	}
+	c.timeout(op, parts[0].kind, path)
+}
+
+func (c *checker) body(op *Operation, spec any, p string) {
+	switch x := spec.(type) {
+	case *ManifestOp:
+		x.objects = c.objects(x.File, x.Manifest, p)
+	case *PatchOp:
+		c.patch(x, p)
+	case *DeleteOp:
+		c.delete(x, p)
+	case *WaitOp:
+		op.compiled = c.expr(x.Expr, p+".expr", true)
+		switch t := x.Timeout.Duration; {
+		case t == 0:
+		case op.Timeout.Duration == 0:
+			op.Timeout.Duration = t
+		case op.Timeout.Duration != t:
+			c.errorAt(p+".timeout", "two timeouts (%s and %s): set the operation's timeout or wait.timeout, not both", op.Timeout, x.Timeout)
+		}
+	case *AssertOp:
+		op.compiled = c.expr(x.Expr, p+".expr", true)
+	case *ErrorOp:
+		op.compiled = c.expr(x.Expr, p+".expr", true)
+	case *NodeOp:
+		c.node(x.Node, p+".node")
+	case *DrainOp:
+		c.node(x.Node, p+".node")
+	case *TaintOp:
+		c.node(x.Node, p+".node")
+		c.effect(x.Effect, p+".effect")
+	case *UntaintOp:
+		c.node(x.Node, p+".node")
+		c.effect(x.Effect, p+".effect")
+	case *LabelOp:
+		c.label(x, p)
+	case *TargetOp:
+		c.target(x.Target, p+".target")
+	case *KubectlOp:
+		if x.Args != nil && len(x.Args) == 0 {
+			c.errorAt(p+".args", "want at least one argument")
+		}
+	case *SleepOp:
+		if n := c.nodes[p+".duration"]; n != nil && !isNull(n) && x.Duration.Duration == 0 {
+			if d, err := time.ParseDuration(n.Value); err == nil && d == 0 {
+				c.errorAt(p+".duration", "want a positive duration")
+			}
+		}
+	case *RecordOp:
+		op.compiled = c.expr(x.Expr, p+".expr", false)
+		c.bind(x.Name, op.compiled, p+".name")
+	}
+}
+
+// timeout fills the operation's default timeout, or checks that the
+// explicit one leaves room for the operation's own duration.
+func (c *checker) timeout(op *Operation, kind, path string) {
+	own := op.ownDuration()
+	switch {
+	case op.Timeout.Duration == 0:
+		op.Timeout.Duration = DefaultTimeout(kind) + own
+	case own > op.Timeout.Duration:
+		c.errorAt(path+".timeout", "timeout %s is shorter than the operation's own duration %s", op.Timeout, own)
+	}
+}
+
+func (c *checker) effect(e, path string) {
+	effects := []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
+	if e != "" && !slices.Contains(effects, e) {
+		c.errorAt(path, "invalid effect %q: want NoSchedule, PreferNoSchedule or NoExecute%s", e, suggest(e, effects))
+	}
+}
+
+func (c *checker) node(name, path string) {
+	if name == "" || slices.Contains(c.nodeNames, name) {
+		return
+	}
+	c.errorAt(path, "unknown node %q: the topology's nodes are %s%s", name, abbreviate(c.nodeNames), suggest(name, c.nodeNames))
+}
+
+func (c *checker) target(name, path string) {
+	switch name {
+	case "", cluster.TargetEtcdLeader, cluster.TargetSchedulerLeader, cluster.TargetControllerLeader:
+		return
+	case cluster.TargetEtcdFollower:
+		if c.etcd < 2 {
+			c.errorAt(path, "%s: the topology has a single etcd member; set spec.cluster.etcd to 3 or 5", name)
+		}
+		return
+	}
+	if slices.Contains(c.components, name) {
+		return
+	}
+	roles := []string{cluster.TargetEtcdLeader, cluster.TargetEtcdFollower, cluster.TargetSchedulerLeader, cluster.TargetControllerLeader}
+	c.errorAt(path, "unknown target %q: want a component of the topology (%s) or one of %s%s",
+		name, abbreviate(c.components), strings.Join(roles, ", "), suggest(name, append(roles, c.components...)))
+}
+
+// abbreviate lists at most 12 names.
+func abbreviate(names []string) string {
+	if len(names) > 12 {
+		return strings.Join(names[:12], ", ") + fmt.Sprintf(" and %d more", len(names)-12)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (c *checker) label(x *LabelOp, p string) {
+	if x.Kind == "" {
+		x.Kind = "Node"
+	}
+	if x.Labels != nil && len(x.Labels) == 0 {
+		c.errorAt(p+".labels", "want at least one label")
+	}
+	if x.Kind == "Node" {
+		c.node(x.Name, p+".name")
+	}
+}
+
+func (c *checker) patch(x *PatchOp, p string) {
+	switch x.Type {
+	case "":
+		x.Type = "strategic"
+	case "merge", "strategic", "json":
+	default:
+		c.errorAt(p+".type", "invalid patch type %q: want merge, strategic or json%s", x.Type, suggest(x.Type, []string{"merge", "strategic", "json"}))
+		return
+	}
+	if x.Patch == "" {
+		return
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(x.Patch), &doc); err != nil {
+		line, msg := yamlError(err)
+		c.errorAt(p+".patch", "invalid patch: %s (line %d of the patch)", msg, line)
+		return
+	}
+	expected, kind := "a mapping", yaml.MappingNode
+	if x.Type == "json" {
+		expected, kind = "a list of operations", yaml.SequenceNode
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != kind {
+		found := "nothing"
+		if len(doc.Content) > 0 {
+			found = describeNode(doc.Content[0])
+		}
+		c.errorAt(p+".patch", "a %s patch must be %s, found %s", x.Type, expected, found)
+	}
+}
+
+func (c *checker) delete(x *DeleteOp, p string) {
+	byRef := x.Kind != "" || x.Name != "" || x.Selector != ""
+	switch {
+	case byRef && (x.File != "" || x.Manifest != ""):
+		c.errorAt(p, "set kind with name or selector, or file or manifest, not both")
+	case !byRef:
+		x.objects = c.objects(x.File, x.Manifest, p)
+	case x.Kind == "":
+		c.errorAt(p, "missing kind: want kind with name or selector")
+	case x.Name != "" && x.Selector != "":
+		c.errorAt(p, "set name or selector, not both")
+	case x.Name == "" && x.Selector == "":
+		c.errorAt(p, "want name or selector with kind %q", x.Kind)
+	}
+}
+
+// expr compiles an expression against the bindings recorded so far.
+func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
+	if src == "" {
+		return nil // reported as missing or empty
+	}
+	comp, err := compileExpr(src, c.bindings, asBool)
+	if err == nil {
+		return comp
+	}
+	for _, id := range exprIdentifiers(src) {
+		if c.broken[id] {
+			return nil // reported where it is recorded
+		}
+		if _, bound := c.bindings[id]; !bound {
+			if at, later := c.recorded[id]; later {
+				c.errorAt(path, "binding %q is used before it is recorded (at line %d)", id, at.Line)
+				return nil
+			}
+		}
+	}
+	if fe := (*file.Error)(nil); errors.As(err, &fe) {
+		c.errorAt(path, "invalid expression: %s (at %d:%d of the expression)", fe.Message, fe.Line, fe.Column+1)
+		return nil
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	c.errorAt(path, "invalid expression: %s", msg)
+	return nil
+}
+
+// compileExpr is assertions.Compile, turning a panic of the compiler into
+// an error.
+func compileExpr(src string, bindings map[string]reflect.Type, asBool bool) (comp *assertions.Compiled, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the expression compiler failed: %v", r)
+		}
+	}()
+	return assertions.Compile(src, bindings, asBool)
+}
+
+// exprIdentifiers lists the names an expression refers to.
+func exprIdentifiers(src string) []string {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil
+	}
+	v := &identVisitor{}
+	ast.Walk(&tree.Node, v)
+	return v.ids
+}
+
+type identVisitor struct{ ids []string }
+
+func (v *identVisitor) Visit(n *ast.Node) {
+	if id, ok := (*n).(*ast.IdentifierNode); ok {
+		v.ids = append(v.ids, id.Value)
+	}
+}
+
+// bind records a binding with the static type of its expression (nil when
+// unknown). When the expression did not compile, the binding is marked
+// broken so that its uses are not reported again.
+func (c *checker) bind(name string, comp *assertions.Compiled, path string) {
+	switch {
+	case name == "":
+		return
+	case !identifierRE.MatchString(name):
+		c.errorAt(path, "invalid binding name %q: want an identifier (letters, digits and _, not starting with a digit)", name)
+		return
+	case c.reserved[name]:
+		c.errorAt(path, "binding name %q clashes with a built-in name of the expression environment; pick another", name)
+		return
+	}
+	var t reflect.Type
+	if comp != nil {
+		t = comp.Type
+	}
+	c.bindings[name], c.broken[name] = t, comp == nil
+}

@@ -1,0 +1,73 @@
+// Package enginetest runs lab files from `go test` on the embedded backend:
+//
+//	func TestMyLab(t *testing.T) { enginetest.Run(t, "labs/my-lab.yaml") }
+//
+// Progress goes to t.Log; a failed lab fails the test with its steps,
+// expected and observed values, and timeline. The kubelab binary that
+// carries the components is $KUBELAB_BIN, or built from this module.
+package enginetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/testbin"
+)
+
+// Runner returns an engine.Runner for tests: embedded backend with state
+// under t.TempDir(), clusters tied to the test process, progress to t.Log.
+func Runner(t testing.TB) *engine.Runner {
+	t.Helper()
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := embedded.Home(t.TempDir())
+	return &engine.Runner{
+		Binary: bin,
+		Backend: func(topo cluster.Topology) (cluster.Backend, error) {
+			return embedded.New(topo, embedded.Options{Home: home, Binary: bin, Ephemeral: true})
+		},
+		Progress: func(p engine.Progress) {
+			msg := p.Message
+			if p.Err != nil {
+				msg += ": " + p.Err.Error()
+			}
+			t.Logf("%7.2fs %s | %s | %s", p.Elapsed.Seconds(), p.Lab, p.Step, msg)
+		},
+	}
+}
+
+// Run loads and runs one lab file and fails t unless it passes. It returns
+// the result for further checks.
+func Run(t testing.TB, path string) *engine.Result {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a lab on a real cluster; skipped with -short")
+	}
+	lab, err := engine.Load(path)
+	if err != nil {
+		t.Fatalf("load %s:\n%v", path, err)
+	}
+	ctx := context.Background()
+	if tt, ok := t.(interface{ Context() context.Context }); ok {
+		ctx = tt.Context()
+	}
+	res, err := Runner(t).Run(ctx, lab)
+	if err != nil {
+		t.Fatalf("run %s: %v", path, err)
+	}
+	if !res.Passed() {
+		var b strings.Builder
+		engine.WriteSummary(&b, []*engine.Result{res})
+		fmt.Fprintf(&b, "\ntimeline:\n")
+		engine.WriteTimeline(&b, res)
+		t.Fatalf("lab %s %s:\n%s", res.Lab, res.Status, b.String())
+	}
+	return res
+}

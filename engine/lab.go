@@ -1,0 +1,456 @@
+package engine
+
+import (
+	"reflect"
+	"strings"
+	"time"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/cluster"
+)
+
+// The only apiVersion and kind of a lab file.
+const (
+	APIVersion = "kubelab.dev/v1alpha1"
+	KindLab    = "Lab"
+)
+
+// DefaultLabTimeout bounds a whole lab when spec.timeout is not set.
+const DefaultLabTimeout = 10 * time.Minute
+
+// Lab is a kubelab lab file: a cluster topology and the steps that break it
+// and check how it recovers.
+type Lab struct {
+	// APIVersion must be kubelab.dev/v1alpha1.
+	APIVersion string `json:"apiVersion" yaml:"apiVersion" jsonschema:"enum=kubelab.dev/v1alpha1"`
+	// Kind must be Lab.
+	Kind string `json:"kind" yaml:"kind" jsonschema:"enum=Lab"`
+	// Metadata names and describes the lab.
+	Metadata Metadata `json:"metadata" yaml:"metadata"`
+	// Spec is the cluster and what happens to it.
+	Spec Spec `json:"spec" yaml:"spec"`
+
+	file     string
+	bindings map[string]reflect.Type
+}
+
+// File is the path the lab was loaded from.
+func (l *Lab) File() string { return l.file }
+
+// Bindings returns the names bound by record operations anywhere in the lab,
+// with the static type of their values (nil when unknown). Expressions in
+// catch, finally and cleanup may refer to a binding whose record did not run
+// because an earlier step failed; give it the zero value of its type.
+func (l *Lab) Bindings() map[string]reflect.Type { return l.bindings }
+
+// Metadata names and describes a lab.
+type Metadata struct {
+	// Name identifies the lab: a DNS label such as etcd-leader-failover.
+	Name string `json:"name" yaml:"name" jsonschema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$,maxLength=63"`
+	// Title is a one-line human title.
+	Title string `json:"title" yaml:"title" jsonschema:"minLength=1"`
+	// Description explains the lab, in Markdown.
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
+	// Tags are free-form keywords for filtering.
+	Tags []string `json:"tags,omitempty" yaml:"tags,omitempty"`
+	// Topics are the seed topics the lab teaches, e.g. etcd-raft.
+	Topics []string `json:"topics,omitempty" yaml:"topics,omitempty"`
+	// Duration is the estimated time the lab takes, shown by `kubelab list`.
+	Duration cluster.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
+}
+
+// Spec is the cluster of a lab and the operations run against it.
+//
+// Timeouts cascade: spec.timeout bounds the whole lab (steps, catch, finally
+// and cleanup); a step's timeout bounds the step; an operation's timeout
+// (its own, or the default of its kind) bounds the operation. An operation
+// therefore ends at the earliest of the three deadlines.
+type Spec struct {
+	// Timeout bounds the whole lab. Default 10m.
+	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	// Cluster is the topology the lab runs on. Omitted counts default to 1.
+	Cluster cluster.Topology `json:"cluster,omitzero" yaml:"cluster,omitempty"`
+	// Steps run in order; the lab fails at the first failing step unless
+	// that step sets continueOnError.
+	Steps []Step `json:"steps" yaml:"steps" jsonschema:"minItems=1"`
+	// Catch runs when a step failed.
+	Catch []Operation `json:"catch,omitempty" yaml:"catch,omitempty"`
+	// Finally always runs after the steps (and catch).
+	Finally []Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
+	// Cleanup runs last, before the cluster is torn down.
+	Cleanup []Operation `json:"cleanup,omitempty" yaml:"cleanup,omitempty"`
+}
+
+// Step is a named sequence of operations.
+type Step struct {
+	// Name is unique within the lab.
+	Name string `json:"name" yaml:"name" jsonschema:"minLength=1"`
+	// Description explains the step, in Markdown.
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
+	// Timeout caps the step, including its operations; none by default
+	// (the lab's timeout still applies).
+	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	// ContinueOnError runs the next steps even when this one fails (the lab
+	// still fails).
+	ContinueOnError bool `json:"continueOnError,omitempty" yaml:"continueOnError,omitempty"`
+	// Try lists the operations, run in order until one fails.
+	Try []Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
+
+	pos Pos
+}
+
+// Pos is where the step starts in the lab file.
+func (s *Step) Pos() Pos { return s.pos }
+
+// Operation does one thing to or checks one thing about the cluster. Exactly
+// one of its operation fields (apply, kill, wait...) is set; description and
+// timeout are common to all.
+type Operation struct {
+	// Description explains the operation.
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
+	// Timeout bounds the operation. Default by kind: 30s for API writes
+	// (apply, create, patch, delete, label, taint, untaint, cordon,
+	// uncordon), record and sleep; 60s for checks (wait, assert, error),
+	// faults (kill, stop, start, restart, pause, resume, nodeDown, nodeUp)
+	// and commands (kubectl, script); 2m for drain. The operation's own
+	// duration (sleep.duration, assert.within, error.for) is added to the
+	// default.
+	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+
+	// Apply creates or updates objects (kubectl apply).
+	Apply *ManifestOp `json:"apply,omitempty" yaml:"apply,omitempty"`
+	// Create creates objects and fails if they exist.
+	Create *ManifestOp `json:"create,omitempty" yaml:"create,omitempty"`
+	// Patch patches one object.
+	Patch *PatchOp `json:"patch,omitempty" yaml:"patch,omitempty"`
+	// Delete deletes objects.
+	Delete *DeleteOp `json:"delete,omitempty" yaml:"delete,omitempty"`
+	// Wait waits until an expression holds.
+	Wait *WaitOp `json:"wait,omitempty" yaml:"wait,omitempty"`
+	// Assert checks that an expression holds now, or becomes true within a
+	// duration.
+	Assert *AssertOp `json:"assert,omitempty" yaml:"assert,omitempty"`
+	// Error checks that an expression does NOT hold now, or for a whole
+	// duration.
+	Error *ErrorOp `json:"error,omitempty" yaml:"error,omitempty"`
+	// Cordon marks a node unschedulable.
+	Cordon *NodeOp `json:"cordon,omitempty" yaml:"cordon,omitempty"`
+	// Uncordon marks a node schedulable.
+	Uncordon *NodeOp `json:"uncordon,omitempty" yaml:"uncordon,omitempty"`
+	// Drain cordons a node and evicts its pods.
+	Drain *DrainOp `json:"drain,omitempty" yaml:"drain,omitempty"`
+	// Taint adds or replaces a node taint.
+	Taint *TaintOp `json:"taint,omitempty" yaml:"taint,omitempty"`
+	// Untaint removes a node taint.
+	Untaint *UntaintOp `json:"untaint,omitempty" yaml:"untaint,omitempty"`
+	// Label sets or removes labels of an object.
+	Label *LabelOp `json:"label,omitempty" yaml:"label,omitempty"`
+	// Kill sends SIGKILL to a component.
+	Kill *TargetOp `json:"kill,omitempty" yaml:"kill,omitempty"`
+	// Stop stops a component gracefully (SIGTERM).
+	Stop *TargetOp `json:"stop,omitempty" yaml:"stop,omitempty"`
+	// Start starts a stopped component.
+	Start *TargetOp `json:"start,omitempty" yaml:"start,omitempty"`
+	// Restart stops, then starts a component.
+	Restart *TargetOp `json:"restart,omitempty" yaml:"restart,omitempty"`
+	// Pause freezes a component (SIGSTOP).
+	Pause *TargetOp `json:"pause,omitempty" yaml:"pause,omitempty"`
+	// Resume unfreezes a paused component (SIGCONT).
+	Resume *TargetOp `json:"resume,omitempty" yaml:"resume,omitempty"`
+	// NodeDown takes a worker node down: its kubelet stops heartbeating.
+	NodeDown *NodeOp `json:"nodeDown,omitempty" yaml:"nodeDown,omitempty"`
+	// NodeUp brings a worker node back.
+	NodeUp *NodeOp `json:"nodeUp,omitempty" yaml:"nodeUp,omitempty"`
+	// Kubectl runs kubectl against the lab cluster.
+	Kubectl *KubectlOp `json:"kubectl,omitempty" yaml:"kubectl,omitempty"`
+	// Script runs a shell command with KUBECONFIG set.
+	Script *ScriptOp `json:"script,omitempty" yaml:"script,omitempty"`
+	// Sleep waits for a fixed duration.
+	Sleep *SleepOp `json:"sleep,omitempty" yaml:"sleep,omitempty"`
+	// Record evaluates an expression and binds its value to a name that
+	// later expressions can use.
+	Record *RecordOp `json:"record,omitempty" yaml:"record,omitempty"`
+
+	pos      Pos
+	compiled *assertions.Compiled
+}
+
+// Kind returns the operation's key (apply, kill, wait...), or "" when none is
+// set. A loaded operation always has exactly one.
+func (o *Operation) Kind() string {
+	if p := o.parts(); len(p) > 0 {
+		return p[0].kind
+	}
+	return ""
+}
+
+// Spec returns the operation's body for its kind: a *ManifestOp for apply
+// and create, a *TargetOp for kill, stop, start, restart, pause and resume,
+// a *NodeOp for cordon, uncordon, nodeDown and nodeUp, and so on; nil when
+// no kind is set.
+func (o *Operation) Spec() any {
+	if p := o.parts(); len(p) > 0 {
+		return p[0].spec
+	}
+	return nil
+}
+
+// Pos is where the operation starts in the lab file.
+func (o *Operation) Pos() Pos { return o.pos }
+
+// Compiled returns the type-checked expression of a wait, assert, error or
+// record operation, compiled at load time; nil for other kinds.
+func (o *Operation) Compiled() *assertions.Compiled { return o.compiled }
+
+type opPart struct {
+	kind string
+	spec any
+}
+
+// parts lists the operation fields that are set, in schema order.
+func (o *Operation) parts() []opPart {
+	var out []opPart
+	v := reflect.ValueOf(o).Elem()
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if fv := v.FieldByIndex(f.Index); f.IsExported() && f.Type.Kind() == reflect.Pointer && !fv.IsNil() {
+			out = append(out, opPart{kind: yamlName(f), spec: fv.Interface()})
+		}
+	}
+	return out
+}
+
+// ownDuration is how long the operation takes by design: sleep.duration,
+// assert.within or error.for.
+func (o *Operation) ownDuration() time.Duration {
+	switch {
+	case o.Sleep != nil:
+		return o.Sleep.Duration.Duration
+	case o.Assert != nil:
+		return o.Assert.Within.Duration
+	case o.Error != nil:
+		return o.Error.For.Duration
+	}
+	return 0
+}
+
+// OperationKinds lists every operation key, in schema order.
+func OperationKinds() []string {
+	var out []string
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Operation]()) {
+		if f.IsExported() && f.Type.Kind() == reflect.Pointer {
+			out = append(out, yamlName(f))
+		}
+	}
+	return out
+}
+
+// yamlName is the key of a struct field in a lab file.
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
+}
+
+// DefaultTimeout is the timeout of an operation of the given kind that does
+// not set one: 30s for API writes (apply, create, patch, delete, label,
+// taint, untaint, cordon, uncordon) and instant operations (record, sleep
+// beyond its duration), 60s for checks (wait, assert, error), component and
+// node faults (kill, stop, start, restart, pause, resume, nodeDown, nodeUp)
+// and commands (kubectl, script), 2m for drain.
+func DefaultTimeout(kind string) time.Duration {
+	switch kind {
+	case "drain":
+		return 2 * time.Minute
+	case "wait", "assert", "error",
+		"kill", "stop", "start", "restart", "pause", "resume", "nodeDown", "nodeUp",
+		"kubectl", "script":
+		return time.Minute
+	default:
+		return 30 * time.Second
+	}
+}
+
+// ManifestOp applies or creates objects, given by exactly one of file and
+// manifest.
+type ManifestOp struct {
+	// File is a YAML file of objects, relative to the lab file.
+	File string `json:"file,omitempty" yaml:"file,omitempty"`
+	// Manifest is inline YAML; several documents are allowed.
+	Manifest string `json:"manifest,omitempty" yaml:"manifest,omitempty"`
+	// Namespace for namespaced objects that do not set one. Default
+	// "default".
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+
+	objects []Object
+}
+
+// Objects returns the objects of the file or manifest, parsed at load time.
+func (m *ManifestOp) Objects() []Object { return m.objects }
+
+// Object is one Kubernetes object of a manifest.
+type Object struct {
+	// Content is the object as decoded from YAML (string keys).
+	Content map[string]any
+	// File and Pos locate the object's document.
+	File string
+	Pos  Pos
+}
+
+// PatchOp patches one object.
+type PatchOp struct {
+	// Kind of the object, e.g. Deployment.
+	Kind string `json:"kind" yaml:"kind"`
+	// Name of the object.
+	Name string `json:"name" yaml:"name"`
+	// Namespace of the object. Default "default" for namespaced kinds.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// Type of patch: merge, strategic (default) or json.
+	Type string `json:"type,omitempty" yaml:"type,omitempty" jsonschema:"enum=merge,enum=strategic,enum=json,default=strategic"`
+	// Patch is the patch document, in YAML or JSON: a mapping for merge and
+	// strategic patches, a list of operations for json patches.
+	Patch string `json:"patch" yaml:"patch"`
+}
+
+// DeleteOp deletes objects: kind and name, kind and selector, or the objects
+// of a file or manifest.
+type DeleteOp struct {
+	// Kind of the objects, e.g. Pod.
+	Kind string `json:"kind,omitempty" yaml:"kind,omitempty"`
+	// Name of the object.
+	Name string `json:"name,omitempty" yaml:"name,omitempty"`
+	// Namespace of the objects. Default "default" for namespaced kinds.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// Selector is a label selector, e.g. app=web.
+	Selector string `json:"selector,omitempty" yaml:"selector,omitempty"`
+	// File is a YAML file of objects to delete, relative to the lab file.
+	File string `json:"file,omitempty" yaml:"file,omitempty"`
+	// Manifest is inline YAML of objects to delete.
+	Manifest string `json:"manifest,omitempty" yaml:"manifest,omitempty"`
+	// Wait waits until the objects are gone.
+	Wait bool `json:"wait,omitempty" yaml:"wait,omitempty"`
+
+	objects []Object
+}
+
+// Objects returns the objects of the file or manifest, parsed at load time
+// (nil for kind and name or selector).
+func (d *DeleteOp) Objects() []Object { return d.objects }
+
+// WaitOp waits until an expression holds; the operation's timeout bounds
+// the wait.
+type WaitOp struct {
+	// Expr is a boolean expr-lang expression over the cluster and the
+	// recorded bindings.
+	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
+	// Timeout bounds the wait: the same as the operation's timeout, which
+	// it sets (write one or the other). Default 60s.
+	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+}
+
+// AssertOp checks that an expression holds.
+type AssertOp struct {
+	// Expr is a boolean expression.
+	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
+	// Within, when set, lets the expression become true within this
+	// duration; otherwise it must hold at once.
+	Within cluster.Duration `json:"within,omitzero" yaml:"within,omitempty"`
+}
+
+// ErrorOp checks that an expression does not hold.
+type ErrorOp struct {
+	// Expr is a boolean expression that must be false.
+	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
+	// For, when set, requires the expression to stay false for this whole
+	// duration; otherwise it is checked once.
+	For cluster.Duration `json:"for,omitzero" yaml:"for,omitempty"`
+}
+
+// NodeOp names a worker node of the topology.
+type NodeOp struct {
+	// Node is the node's name, e.g. worker-1.
+	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
+}
+
+// DrainOp drains a node.
+type DrainOp struct {
+	// Node is the node's name.
+	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
+	// GracePeriod overrides the pods' termination grace period.
+	GracePeriod cluster.Duration `json:"gracePeriod,omitzero" yaml:"gracePeriod,omitempty"`
+}
+
+// TaintOp adds or replaces a taint on a node.
+type TaintOp struct {
+	// Node is the node's name.
+	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
+	// Key of the taint.
+	Key string `json:"key" yaml:"key" jsonschema:"minLength=1"`
+	// Value of the taint, optional.
+	Value string `json:"value,omitempty" yaml:"value,omitempty"`
+	// Effect: NoSchedule, PreferNoSchedule or NoExecute.
+	Effect string `json:"effect" yaml:"effect" jsonschema:"enum=NoSchedule,enum=PreferNoSchedule,enum=NoExecute"`
+}
+
+// UntaintOp removes a taint from a node.
+type UntaintOp struct {
+	// Node is the node's name.
+	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
+	// Key of the taint.
+	Key string `json:"key" yaml:"key" jsonschema:"minLength=1"`
+	// Effect, when set, removes only the taint with this effect.
+	Effect string `json:"effect,omitempty" yaml:"effect,omitempty" jsonschema:"enum=NoSchedule,enum=PreferNoSchedule,enum=NoExecute"`
+}
+
+// LabelOp sets or removes labels of an object.
+type LabelOp struct {
+	// Kind of the object. Default Node.
+	Kind string `json:"kind,omitempty" yaml:"kind,omitempty" jsonschema:"default=Node"`
+	// Name of the object.
+	Name string `json:"name" yaml:"name" jsonschema:"minLength=1"`
+	// Namespace of the object, for namespaced kinds.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// Labels to set; a null value (key: null, or key: ~) removes the label.
+	// In Go, a nil value means remove.
+	Labels map[string]*string `json:"labels" yaml:"labels"`
+}
+
+// TargetOp names a component to kill, stop, start, restart, pause or
+// resume.
+type TargetOp struct {
+	// Target is a component (etcd-1, kube-apiserver-2, kube-scheduler-1,
+	// kube-controller-manager-2, load-balancer, worker-3) or a role resolved
+	// when the operation runs: etcd-leader, etcd-follower, scheduler-leader,
+	// controller-manager-leader.
+	Target string `json:"target" yaml:"target" jsonschema:"minLength=1"`
+}
+
+// KubectlOp runs kubectl.
+type KubectlOp struct {
+	// Args are kubectl's arguments, without "kubectl".
+	Args []string `json:"args" yaml:"args" jsonschema:"minItems=1"`
+	// ExpectError makes the operation succeed only if kubectl fails.
+	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
+	// Namespace passed as --namespace.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+}
+
+// ScriptOp runs a shell command.
+type ScriptOp struct {
+	// Command is run by sh -c.
+	Command string `json:"command" yaml:"command" jsonschema:"minLength=1"`
+	// ExpectError makes the operation succeed only if the command fails.
+	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
+}
+
+// SleepOp waits for a fixed duration.
+type SleepOp struct {
+	// Duration to sleep, e.g. 5s.
+	Duration cluster.Duration `json:"duration" yaml:"duration"`
+}
+
+// RecordOp binds the value of an expression to a name.
+type RecordOp struct {
+	// Name of the binding: an identifier that is not a built-in name.
+	Name string `json:"name" yaml:"name" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
+	// Expr is an expression of any type.
+	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
+}

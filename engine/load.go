@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads the lab file at path and checks it; see LoadBytes.
+func Load(path string) (*Lab, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load lab: %w", err)
+	}
+	return LoadBytes(path, data)
+}
+
+// LoadBytes decodes and checks the content of a lab file. path names the
+// file in problems, and relative manifest files are looked up next to it.
+//
+// On success the lab has its defaults filled in: spec.timeout (10m), the
+// cluster topology's defaults, every operation's timeout (DefaultTimeout),
+// patch.type (strategic), label.kind (Node); every expression is compiled
+// (Operation.Compiled) and every manifest parsed (ManifestOp.Objects).
+// Otherwise the error is a *Problems listing everything wrong.
+func LoadBytes(path string, data []byte) (*Lab, error) {
+	probs := &Problems{}
+	root := parse(path, data, probs)
+	if root == nil {
+		return nil, probs.orNil()
+	}
+	lab := &Lab{file: path}
+	d := newDecoder(path, probs)
+	d.decode(root, reflect.ValueOf(lab).Elem(), "")
+	if d.budget >= 0 { // else the document is pathological: stop there
+		newChecker(d, filepath.Dir(path), data).check(lab)
+	}
+	if err := probs.orNil(); err != nil {
+		return nil, err
+	}
+	return lab, nil
+}
+
+// parse returns the root mapping of the single YAML document in data, or
+// nil after reporting why there is none.
+func parse(path string, data []byte, probs *Problems) *yaml.Node {
+	start := Pos{Line: 1, Column: 1}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	err := dec.Decode(&doc)
+	switch {
+	case errors.Is(err, io.EOF) || err == nil && (len(doc.Content) == 0 || isNull(doc.Content[0])):
+		probs.add(path, start, "", "empty file: want a lab (apiVersion: %s, kind: %s)", APIVersion, KindLab)
+		return nil
+	case err != nil:
+		line, msg := yamlError(err)
+		probs.add(path, Pos{Line: line, Column: 1}, "", "invalid YAML: %s", msg)
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		probs.add(path, nodePos(root), "", "wrong type: want a lab (a mapping), found %s", describeNode(root))
+		return nil
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil && len(extra.Content) > 0 && !isNull(extra.Content[0]):
+		probs.add(path, nodePos(extra.Content[0]), "", "want a single YAML document, found another one")
+	case err != nil && !errors.Is(err, io.EOF):
+		line, msg := yamlError(err)
+		probs.add(path, Pos{Line: line, Column: 1}, "", "invalid YAML: %s", msg)
+	}
+	return root
+}

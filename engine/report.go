@@ -1,0 +1,244 @@
+package engine
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+)
+
+// ConsoleProgress returns a Progress func that prints live progress lines:
+// elapsed time, lab, step and message.
+func ConsoleProgress(w io.Writer) func(Progress) {
+	var mu sync.Mutex
+	return func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		mark := "  "
+		msg := p.Message
+		if p.Done {
+			mark = "✔ "
+			if p.Err != nil {
+				mark = "✘ "
+				msg = "FAILED: " + indent(p.Err.Error(), "             ")
+			}
+		}
+		step := p.Step
+		if step == "" {
+			step = "-"
+		}
+		fmt.Fprintf(w, "%7.2fs %s%s | %s | %s\n", p.Elapsed.Seconds(), mark, p.Lab, step, msg)
+	}
+}
+
+func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }
+
+// WriteSummary prints a table of labs and steps, the timeline and the
+// recovery figures of each lab.
+func WriteSummary(w io.Writer, results []*Result) {
+	for _, r := range results {
+		fmt.Fprintf(w, "\n== %s: %s (%s) — %s in %s (cluster up in %s)\n", r.Lab, r.Title, r.File, strings.ToUpper(string(r.Status)),
+			r.Duration.Round(10*time.Millisecond), r.BootDuration.Round(10*time.Millisecond))
+		if r.Status == Errored {
+			fmt.Fprintf(w, "   %s\n", r.Error)
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "   STEP\tSTATUS\tDURATION\n")
+		for _, s := range r.Steps {
+			fmt.Fprintf(tw, "   %s\t%s\t%s\n", s.Name, s.Status, s.Duration.Round(10*time.Millisecond))
+		}
+		tw.Flush()
+		for _, s := range r.Steps {
+			if s.Status == Failed {
+				fmt.Fprintf(w, "\n   step %q failed:\n      %s\n", s.Name, indent(s.Error, "      "))
+			}
+		}
+		for _, h := range r.Hooks {
+			if h.Output != "" || h.Error != "" {
+				fmt.Fprintf(w, "\n   %s:\n      %s\n", h.Summary, indent(strings.TrimSpace(h.Output+"\n"+h.Error), "      "))
+			}
+		}
+		if len(r.Recovery) > 0 {
+			fmt.Fprintf(w, "\n   Recovery:\n")
+			for _, rc := range r.Recovery {
+				fmt.Fprintf(w, "     %s\n", rc.Describe)
+			}
+		}
+	}
+	passed := 0
+	for _, r := range results {
+		if r.Passed() {
+			passed++
+		}
+	}
+	fmt.Fprintf(w, "\n%d passed, %d failed\n", passed, len(results)-passed)
+}
+
+// WriteTimeline prints a lab's timeline, one event per line.
+func WriteTimeline(w io.Writer, r *Result) {
+	for _, e := range r.Timeline {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+}
+
+// WriteJSON writes the results as JSON: labs, steps, operations,
+// verdicts, timeline and recovery figures. Durations are in seconds.
+func WriteJSON(w io.Writer, results []*Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"results": results})
+}
+
+// MarshalJSON writes durations as seconds.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	return json.Marshal(struct {
+		plain
+		Duration     float64 `json:"duration"`
+		BootDuration float64 `json:"bootDuration"`
+	}{plain(r), r.Duration.Seconds(), r.BootDuration.Seconds()})
+}
+
+// MarshalJSON writes durations as seconds.
+func (s StepResult) MarshalJSON() ([]byte, error) {
+	type plain StepResult
+	return json.Marshal(struct {
+		plain
+		Duration float64 `json:"duration"`
+	}{plain(s), s.Duration.Seconds()})
+}
+
+// MarshalJSON writes durations as seconds.
+func (o OpResult) MarshalJSON() ([]byte, error) {
+	type plain OpResult
+	return json.Marshal(struct {
+		plain
+		Duration float64 `json:"duration"`
+	}{plain(o), o.Duration.Seconds()})
+}
+
+// MarshalJSON writes the offset in seconds.
+func (e TimelineEvent) MarshalJSON() ([]byte, error) {
+	type plain TimelineEvent
+	return json.Marshal(struct {
+		plain
+		At float64 `json:"at"`
+	}{plain(e), e.At.Seconds()})
+}
+
+// MarshalJSON writes durations as seconds.
+func (r Recovery) MarshalJSON() ([]byte, error) {
+	type plain Recovery
+	return json.Marshal(struct {
+		plain
+		After   float64 `json:"after"`
+		FaultAt float64 `json:"faultAt"`
+	}{plain(r), r.After.Seconds(), r.FaultAt.Seconds()})
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     float64      `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       float64         `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  string          `xml:"system-out,omitempty"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
+	Skipped   *struct{}     `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Body    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one testsuite per lab and one testcase per step; a
+// failed step's testcase carries the failure message with the observed
+// values. The timeline goes to the suite's system-out.
+func WriteJUnit(w io.Writer, results []*Result) error {
+	var all junitSuites
+	for _, r := range results {
+		s := junitSuite{Name: r.Lab, Time: r.Duration.Seconds(), Timestamp: r.Started.UTC().Format(time.RFC3339),
+			Properties: []junitProperty{{Name: "file", Value: r.File}, {Name: "title", Value: r.Title},
+				{Name: "boot_seconds", Value: fmt.Sprintf("%.3f", r.BootDuration.Seconds())}}}
+		for _, rc := range r.Recovery {
+			s.Properties = append(s.Properties, junitProperty{Name: "recovery", Value: rc.Describe})
+		}
+		var tl strings.Builder
+		WriteTimeline(&tl, r)
+		s.SystemOut = tl.String()
+		if r.Status == Errored {
+			s.Cases = append(s.Cases, junitCase{Name: "cluster", Classname: r.Lab, Error: &junitFailure{Message: r.Error, Body: r.Error}})
+			s.Errors++
+		}
+		for _, st := range r.Steps {
+			c := junitCase{Name: st.Name, Classname: r.Lab, Time: st.Duration.Seconds()}
+			var out strings.Builder
+			for _, o := range st.Ops {
+				fmt.Fprintf(&out, "[%s %.3fs] %s\n", o.Status, o.Duration.Seconds(), o.Summary)
+				if o.Output != "" {
+					fmt.Fprintf(&out, "%s\n", indent(o.Output, "    "))
+				}
+			}
+			c.SystemOut = out.String()
+			switch st.Status {
+			case Failed:
+				msg, _, _ := strings.Cut(st.Error, "\n")
+				c.Failure = &junitFailure{Message: msg, Type: "StepFailed", Body: st.Error}
+				s.Failures++
+			case Skipped:
+				c.Skipped = &struct{}{}
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, c)
+		}
+		s.Tests = len(s.Cases)
+		all.Suites = append(all.Suites, s)
+		all.Tests += s.Tests
+		all.Failures += s.Failures
+		all.Errors += s.Errors
+		all.Time += s.Time
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(all); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

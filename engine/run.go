@@ -1,0 +1,352 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"time"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/cluster"
+)
+
+// NewBackend makes the backend a lab runs on from its topology.
+type NewBackend func(cluster.Topology) (cluster.Backend, error)
+
+// Runner runs loaded labs.
+type Runner struct {
+	// Backend makes the lab's cluster.
+	Backend NewBackend
+	// Binary is the kubelab executable, for kubectl operations.
+	Binary string
+	// Progress receives live progress (may be nil).
+	Progress func(Progress)
+	// KeepOnFailure leaves the cluster up when the lab fails.
+	KeepOnFailure bool
+	// Log receives debug logs (may be nil).
+	Log *slog.Logger
+}
+
+// Progress is one line of live progress.
+type Progress struct {
+	Lab     string
+	Step    string
+	Message string
+	Elapsed time.Duration
+	// Done is set when the step ended; Err is its failure, if any.
+	Done bool
+	Err  error
+}
+
+// Status of a step or lab.
+type Status string
+
+// Statuses.
+const (
+	Passed  Status = "passed"
+	Failed  Status = "failed"
+	Skipped Status = "skipped"
+	Errored Status = "error" // the lab could not run (cluster did not come up)
+)
+
+// Result is the outcome of one lab.
+type Result struct {
+	Lab      string        `json:"lab"`
+	Title    string        `json:"title"`
+	File     string        `json:"file"`
+	Status   Status        `json:"status"`
+	Error    string        `json:"error,omitempty"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+	// BootDuration is how long the cluster took to come up.
+	BootDuration time.Duration `json:"bootDuration"`
+	Steps        []StepResult  `json:"steps"`
+	// Hooks are the catch, finally and cleanup operations that ran.
+	Hooks    []OpResult      `json:"hooks,omitempty"`
+	Timeline []TimelineEvent `json:"timeline"`
+	Recovery []Recovery      `json:"recovery,omitempty"`
+	// Kubeconfig of a cluster kept after failure.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+}
+
+// Passed reports whether the lab passed.
+func (r *Result) Passed() bool { return r.Status == Passed }
+
+// StepResult is the outcome of one step.
+type StepResult struct {
+	Name     string        `json:"name"`
+	Status   Status        `json:"status"`
+	Duration time.Duration `json:"duration"`
+	Error    string        `json:"error,omitempty"`
+	Ops      []OpResult    `json:"operations"`
+}
+
+// OpResult is the outcome of one operation.
+type OpResult struct {
+	Kind     string        `json:"kind"`
+	Line     int           `json:"line"`
+	Summary  string        `json:"summary"`
+	Status   Status        `json:"status"`
+	Duration time.Duration `json:"duration"`
+	Error    string        `json:"error,omitempty"`
+	// Observed holds sub-expression values at the last evaluation of a
+	// failed check.
+	Observed []assertions.Observation `json:"observed,omitempty"`
+	Output   string                   `json:"output,omitempty"`
+}
+
+// CheckFailure is the error of a wait, assert or error operation that
+// failed: what was expected, what was seen at the last evaluation, and how
+// long it waited.
+type CheckFailure struct {
+	Expr     string
+	Want     string // "to hold", "not to hold"
+	Waited   time.Duration
+	Observed []assertions.Observation
+	Cause    error // evaluation error or ctx error, if any
+}
+
+func (f *CheckFailure) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "expected %s %s", f.Expr, f.Want)
+	if f.Waited > 0 {
+		fmt.Fprintf(&b, " (waited %s)", f.Waited.Round(10*time.Millisecond))
+	}
+	if f.Cause != nil {
+		fmt.Fprintf(&b, ": %v", f.Cause)
+	}
+	if len(f.Observed) > 0 {
+		b.WriteString("\nobserved at the last evaluation:\n")
+		b.WriteString(strings.TrimRight(assertions.String(f.Observed), "\n"))
+	}
+	return b.String()
+}
+
+func (f *CheckFailure) Unwrap() error { return f.Cause }
+
+// run is the state of one lab run.
+type run struct {
+	r        *Runner
+	lab      *Lab
+	c        *cluster.Cluster
+	live     *assertions.Live
+	bindings map[string]any
+	tl       *timeline
+	start    time.Time
+	res      *Result
+	clients  *api
+}
+
+// Run boots the lab's cluster, runs its steps and hooks, and tears the
+// cluster down (unless it failed and KeepOnFailure is set). The returned
+// error is only for runs that could not be made; a lab that fails returns a
+// Result with Status Failed and a nil error.
+func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
+	if r.Backend == nil {
+		return nil, errors.New("runner has no backend")
+	}
+	log := r.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	res := &Result{Lab: lab.Metadata.Name, Title: lab.Metadata.Title, File: lab.File(), Started: time.Now(), Status: Passed}
+	ctx, cancel := context.WithTimeout(ctx, lab.Timeout())
+	defer cancel()
+	topo := lab.Spec.Cluster
+	topo.Name = clusterName(lab.Metadata.Name)
+	be, err := r.Backend(topo)
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: %w", lab.Metadata.Name, err)
+	}
+	c := cluster.New(be, log)
+	defer c.Close()
+	x := &run{r: r, lab: lab, c: c, bindings: zeroBindings(lab.Bindings()), start: time.Now(), res: res}
+	x.progress("", "booting cluster %s (%s backend)", topo.Name, be.Name())
+	bootStart := time.Now()
+	err = be.Up(ctx, func(e cluster.Event) { log.Debug("boot", "component", e.Component, "msg", e.Message) })
+	res.BootDuration = time.Since(bootStart)
+	keep := false
+	defer func() {
+		if keep {
+			res.Kubeconfig = be.Access().Kubeconfig
+			x.progress("", "cluster kept: KUBECONFIG=%s (remove it with kubelab down --name %s)", res.Kubeconfig, topo.Name)
+			return
+		}
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer dcancel()
+		if derr := be.Down(dctx); derr != nil {
+			log.Warn("tear down", "err", derr)
+		}
+	}()
+	if err != nil {
+		res.Status, res.Error = Errored, fmt.Sprintf("cluster did not come up: %v", err)
+		res.Duration = time.Since(res.Started)
+		return res, nil
+	}
+	x.progress("", "cluster up in %s", res.BootDuration.Round(10*time.Millisecond))
+	x.start = time.Now()
+	live, err := assertions.NewLive(ctx, c, x.start)
+	if err != nil {
+		res.Status, res.Error = Errored, fmt.Sprintf("watch cluster: %v", err)
+		return res, nil
+	}
+	defer live.Close()
+	x.live = live
+	x.tl = newTimeline(x.start)
+	stopWatch := x.tl.watch(ctx, c, live)
+	x.runSteps(ctx)
+	stopWatch()
+	res.Timeline = x.tl.events()
+	res.Recovery = recoveries(res.Timeline)
+	res.Duration = time.Since(res.Started)
+	keep = res.Status != Passed && r.KeepOnFailure
+	return res, nil
+}
+
+func (x *run) runSteps(ctx context.Context) {
+	failed := false
+	for i := range x.lab.Spec.Steps {
+		st := &x.lab.Spec.Steps[i]
+		if failed {
+			x.res.Steps = append(x.res.Steps, StepResult{Name: st.Name, Status: Skipped})
+			continue
+		}
+		sr := x.runStep(ctx, st)
+		x.res.Steps = append(x.res.Steps, sr)
+		if sr.Status == Failed {
+			x.res.Status = Failed
+			if x.res.Error == "" {
+				x.res.Error = fmt.Sprintf("step %q: %s", st.Name, sr.Error)
+			}
+			failed = !st.ContinueOnError
+		}
+	}
+	// Hooks run even when the lab's deadline has passed, with their own.
+	hctx := context.WithoutCancel(ctx)
+	if x.res.Status == Failed {
+		x.hooks(hctx, "catch", x.lab.Spec.Catch)
+	}
+	x.hooks(hctx, "finally", x.lab.Spec.Finally)
+	x.hooks(hctx, "cleanup", x.lab.Spec.Cleanup)
+}
+
+func (x *run) hooks(ctx context.Context, name string, ops []Operation) {
+	for i := range ops {
+		r := x.runOp(ctx, name, &ops[i])
+		r.Summary = name + ": " + r.Summary
+		x.res.Hooks = append(x.res.Hooks, r)
+	}
+}
+
+func (x *run) runStep(ctx context.Context, st *Step) StepResult {
+	start := time.Now()
+	x.tl.add(EventStep, st.Name, "started")
+	x.progress(st.Name, "started")
+	if d := st.Timeout.Duration; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	sr := StepResult{Name: st.Name, Status: Passed}
+	for i := range st.Try {
+		or := x.runOp(ctx, st.Name, &st.Try[i])
+		sr.Ops = append(sr.Ops, or)
+		if or.Status == Failed {
+			sr.Status, sr.Error = Failed, fmt.Sprintf("%s (%s:%d): %s", or.Kind, x.lab.File(), or.Line, or.Error)
+			break
+		}
+	}
+	sr.Duration = time.Since(start)
+	x.tl.add(EventStep, st.Name, string(sr.Status))
+	var err error
+	if sr.Status == Failed {
+		err = errors.New(sr.Error)
+	}
+	x.report(Progress{Step: st.Name, Message: string(sr.Status), Done: true, Err: err})
+	return sr
+}
+
+func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
+	kind := op.Kind()
+	or := OpResult{Kind: kind, Line: op.Pos().Line, Summary: summarize(op), Status: Passed}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout(op))
+	defer cancel()
+	start := time.Now()
+	x.progress(step, "%s", or.Summary)
+	out, err := x.exec(ctx, op)
+	or.Duration, or.Output = time.Since(start), out
+	if err != nil {
+		or.Status, or.Error = Failed, err.Error()
+		var cf *CheckFailure
+		if errors.As(err, &cf) {
+			or.Observed = cf.Observed
+		}
+	}
+	return or
+}
+
+// opTimeout is the operation's own timeout, or its kind's default plus the
+// duration it is asked to spend (sleep, assert within, error for).
+func opTimeout(op *Operation) time.Duration {
+	if d := op.Timeout.Duration; d > 0 {
+		return d
+	}
+	d := DefaultTimeout(op.Kind())
+	switch {
+	case op.Sleep != nil:
+		d += op.Sleep.Duration.Duration
+	case op.Assert != nil:
+		d += op.Assert.Within.Duration
+	case op.Error != nil:
+		d += op.Error.For.Duration
+	}
+	return d
+}
+
+func (x *run) progress(step, format string, args ...any) {
+	x.report(Progress{Step: step, Message: fmt.Sprintf(format, args...)})
+}
+
+func (x *run) report(p Progress) {
+	if x.r.Progress == nil {
+		return
+	}
+	p.Lab = x.lab.Metadata.Name
+	p.Elapsed = time.Since(x.res.Started)
+	x.r.Progress(p)
+}
+
+// Timeout is the lab's timeout (spec.timeout or DefaultLabTimeout).
+func (l *Lab) Timeout() time.Duration {
+	if d := l.Spec.Timeout.Duration; d > 0 {
+		return d
+	}
+	return DefaultLabTimeout
+}
+
+// clusterName derives a unique cluster name from a lab name.
+func clusterName(lab string) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	if len(lab) > 30 {
+		lab = strings.TrimRight(lab[:30], "-")
+	}
+	return lab + "-" + hex.EncodeToString(b)
+}
+
+// zeroBindings gives every binding of the lab its zero value, so hooks can
+// refer to a binding whose record did not run.
+func zeroBindings(types map[string]reflect.Type) map[string]any {
+	out := map[string]any{}
+	for k, t := range types {
+		if t != nil {
+			out[k] = reflect.Zero(t).Interface()
+		}
+	}
+	return out
+}
