@@ -259,6 +259,9 @@ func (c *checker) body(op *Operation, spec any, p string) {
 		if x.Args != nil && len(x.Args) == 0 {
 			c.errorAt(p+".args", "want at least one argument")
 		}
+		x.expect = c.regexp(x.ExpectOutput, p+".expectOutput")
+	case *ScriptOp:
+		x.expect = c.regexp(x.ExpectOutput, p+".expectOutput")
 	case *SleepOp:
 		if n := c.nodes[p+".duration"]; n != nil && !isNull(n) && x.Duration.Duration == 0 {
 			if d, err := time.ParseDuration(n.Value); err == nil && d == 0 {
@@ -269,6 +272,18 @@ func (c *checker) body(op *Operation, spec any, p string) {
 		op.compiled = c.expr(x.Expr, p+".expr", false)
 		c.bind(x.Name, op.compiled, p+".name")
 	}
+}
+
+// regexp compiles an expectOutput pattern ("" = none).
+func (c *checker) regexp(src, path string) *regexp.Regexp {
+	if src == "" {
+		return nil
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		c.errorAt(path, "invalid regular expression: %v", err)
+	}
+	return re
 }
 
 // timeout fills the operation's default timeout, or checks that the

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"time"
 
@@ -290,9 +291,10 @@ func (m *ManifestOp) Objects() []Object { return m.objects }
 type Object struct {
 	// Content is the object as decoded from YAML (string keys).
 	Content map[string]any
-	// File and Pos locate the object's document.
+	// File is the lab file (inline manifest) or the manifest file.
 	File string
-	Pos  Pos
+	// Pos is where the object's document starts in File.
+	Pos Pos
 }
 
 // PatchOp patches one object.
@@ -431,6 +433,11 @@ type KubectlOp struct {
 	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
 	// Namespace passed as --namespace.
 	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// ExpectOutput is a regular expression the combined output must match
+	// (RE2 syntax), e.g. "410|Gone" or "^no$".
+	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
+
+	expect *regexp.Regexp
 }
 
 // ScriptOp runs a shell command.
@@ -439,6 +446,10 @@ type ScriptOp struct {
 	Command string `json:"command" yaml:"command" jsonschema:"minLength=1"`
 	// ExpectError makes the operation succeed only if the command fails.
 	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
+	// ExpectOutput is a regular expression the combined output must match.
+	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
+
+	expect *regexp.Regexp
 }
 
 // SleepOp waits for a fixed duration.

@@ -30,6 +30,12 @@ func Load(path string) (*Lab, error) {
 // (Operation.Compiled) and every manifest parsed (ManifestOp.Objects).
 // Otherwise the error is a *Problems listing everything wrong.
 func LoadBytes(path string, data []byte) (*Lab, error) {
+	return loadBytes(path, data, nil)
+}
+
+// loadBytes is LoadBytes with bindings already recorded (for single
+// operations checked against a running session).
+func loadBytes(path string, data []byte, bindings map[string]reflect.Type) (*Lab, error) {
 	probs := &Problems{}
 	root := parse(path, data, probs)
 	if root == nil {
@@ -39,7 +45,11 @@ func LoadBytes(path string, data []byte) (*Lab, error) {
 	d := newDecoder(path, probs)
 	d.decode(root, reflect.ValueOf(lab).Elem(), "")
 	if d.budget >= 0 { // else the document is pathological: stop there
-		newChecker(d, filepath.Dir(path), data).check(lab)
+		c := newChecker(d, filepath.Dir(path), data)
+		for k, t := range bindings {
+			c.bindings[k] = t
+		}
+		c.check(lab)
 	}
 	if err := probs.orNil(); err != nil {
 		return nil, err

@@ -372,4 +372,3 @@ func skipDrain(p *corev1.Pod) bool {
 	}
 	return false
 }
-

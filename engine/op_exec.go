@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 
@@ -193,17 +194,17 @@ func (x *run) kubectl(ctx context.Context, k *KubectlOp) (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, x.r.Binary, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+x.c.Access().Kubeconfig)
-	return runCommand(cmd, "kubectl "+strings.Join(k.Args, " "), k.ExpectError)
+	return runCommand(cmd, "kubectl "+strings.Join(k.Args, " "), k.ExpectError, k.expect)
 }
 
 // script runs a shell command with KUBECONFIG and KUBECTL set.
 func (x *run) script(ctx context.Context, s *ScriptOp) (string, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", s.Command)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+x.c.Access().Kubeconfig, "KUBECTL="+x.r.Binary+" kubectl")
-	return runCommand(cmd, s.Command, s.ExpectError)
+	return runCommand(cmd, s.Command, s.ExpectError, s.expect)
 }
 
-func runCommand(cmd *exec.Cmd, what string, expectError bool) (string, error) {
+func runCommand(cmd *exec.Cmd, what string, expectError bool, expect *regexp.Regexp) (string, error) {
 	out, err := cmd.CombinedOutput()
 	text := strings.TrimRight(string(out), "\n")
 	switch {
@@ -211,6 +212,8 @@ func runCommand(cmd *exec.Cmd, what string, expectError bool) (string, error) {
 		return text, fmt.Errorf("%s succeeded, expected it to fail; output:\n%s", what, text)
 	case !expectError && err != nil:
 		return text, fmt.Errorf("%s: %w; output:\n%s", what, err, text)
+	case expect != nil && !expect.MatchString(text):
+		return text, fmt.Errorf("%s: output does not match /%s/; output:\n%s", what, expect, text)
 	}
 	return text, nil
 }

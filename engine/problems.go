@@ -9,7 +9,9 @@ import (
 
 // Pos is a position in a lab file: 1-based line and column.
 type Pos struct {
-	Line   int `json:"line"`
+	// Line is the 1-based line.
+	Line int `json:"line"`
+	// Column is the 1-based column, in bytes.
 	Column int `json:"column"`
 }
 
@@ -20,8 +22,9 @@ func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Column) }
 type Problem struct {
 	// File is the lab file, or a manifest file it references.
 	File string `json:"file"`
-	// Line and Column locate the offending YAML node (1-based).
-	Line   int `json:"line"`
+	// Line of the offending YAML node (1-based).
+	Line int `json:"line"`
+	// Column of the offending YAML node (1-based).
 	Column int `json:"column"`
 	// Path is where in the document the problem is, e.g.
 	// "spec.steps[1].try[0].wait.expr"; empty for the document itself.

@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/cluster"
+)
+
+// Session is a booted lab cluster that operations run against one at a
+// time: what a lab run does step by step, opened up for drills (Gherkin
+// steps) and graded exercises. Every operation goes through the same
+// loader checks and the same executor as in a lab file.
+type Session struct {
+	x     *run
+	be    cluster.Backend
+	topo  cluster.Topology
+	types map[string]reflect.Type
+	stop  func()
+	step  string
+}
+
+// Start boots a cluster for topology t and starts watching it. name names
+// the session in progress output and in the cluster's name.
+func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*Session, error) {
+	if r.Backend == nil {
+		return nil, fmt.Errorf("runner has no backend")
+	}
+	log := r.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t = t.WithDefaults()
+	t.Name = clusterName(name)
+	be, err := r.Backend(t)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
+	lab := &Lab{Metadata: Metadata{Name: name}}
+	x := &run{r: r, lab: lab, c: cluster.New(be, log), bindings: map[string]any{}, res: res}
+	x.progress("", "booting cluster %s (%s backend)", t.Name, be.Name())
+	start := time.Now()
+	if err := be.Up(ctx, func(e cluster.Event) { log.Debug("boot", "component", e.Component, "msg", e.Message) }); err != nil {
+		x.c.Close()
+		return nil, fmt.Errorf("session %s: cluster did not come up: %w", name, err)
+	}
+	res.BootDuration = time.Since(start)
+	x.progress("", "cluster up in %s", res.BootDuration.Round(10*time.Millisecond))
+	x.start = time.Now()
+	live, err := assertions.NewLive(ctx, x.c, x.start)
+	if err != nil {
+		_ = be.Down(context.WithoutCancel(ctx))
+		x.c.Close()
+		return nil, fmt.Errorf("session %s: watch cluster: %w", name, err)
+	}
+	x.live = live
+	x.tl = newTimeline(x.start)
+	s := &Session{x: x, be: be, topo: be.Topology(), types: map[string]reflect.Type{}}
+	s.stop = x.tl.watch(ctx, x.c, live)
+	return s, nil
+}
+
+// Cluster is the session's cluster.
+func (s *Session) Cluster() *cluster.Cluster { return s.x.c }
+
+// Topology is the session cluster's defaulted topology.
+func (s *Session) Topology() cluster.Topology { return s.topo }
+
+// Step marks the start of a named step in the timeline and progress; ops
+// run after it are reported under that name.
+func (s *Session) Step(name string) {
+	s.step = name
+	s.x.tl.add(EventStep, name, "started")
+	s.x.progress(name, "started")
+}
+
+// EndStep marks the end of the current step with its status.
+func (s *Session) EndStep(st Status, err error) {
+	s.x.tl.add(EventStep, s.step, string(st))
+	s.x.report(Progress{Step: s.step, Message: string(st), Done: true, Err: err})
+}
+
+// Prepare checks one operation as the lab loader would (shape, values,
+// targets against the topology, manifests, expressions against the
+// bindings recorded so far in this session) and returns it ready to Exec.
+// src is the operation in lab-file YAML, e.g. `kill: {target: etcd-leader}`;
+// dir resolves relative manifest files.
+func (s *Session) Prepare(src, dir string) (*Operation, error) {
+	op, err := ParseOperation(src, dir, s.topo, s.types)
+	if err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// PrepareOp is Prepare for an Operation built in Go: it is rendered to
+// YAML and checked the same way.
+func (s *Session) PrepareOp(op Operation, dir string) (*Operation, error) {
+	b, err := yaml.Marshal(op)
+	if err != nil {
+		return nil, fmt.Errorf("render operation: %w", err)
+	}
+	return s.Prepare(string(b), dir)
+}
+
+// Exec runs a prepared operation with its timeout (bounded by ctx) and
+// records bindings of record operations for later expressions.
+func (s *Session) Exec(ctx context.Context, op *Operation) OpResult {
+	r := s.x.runOp(ctx, s.step, op)
+	if op.Record != nil && r.Status == Passed && op.Compiled() != nil {
+		s.types[op.Record.Name] = op.Compiled().Type
+	}
+	return r
+}
+
+// Eval evaluates an expression of any type now (for showing values).
+func (s *Session) Eval(src string) (any, error) {
+	c, err := assertions.Compile(src, s.types, false)
+	if err != nil {
+		return nil, err
+	}
+	return assertions.Eval(c, s.x.live, s.x.bindings)
+}
+
+// Timeline is what happened so far.
+func (s *Session) Timeline() []TimelineEvent { return s.x.tl.events() }
+
+// Recovery is the recovery figures derived from the timeline so far.
+func (s *Session) Recovery() []Recovery { return recoveries(s.x.tl.events()) }
+
+// Close stops watching and tears the cluster down unless keep is set, in
+// which case it returns the kubeconfig of the cluster left running.
+func (s *Session) Close(ctx context.Context, keep bool) (string, error) {
+	s.stop()
+	s.x.live.Close()
+	defer s.x.c.Close()
+	if keep {
+		return s.be.Access().Kubeconfig, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	return "", s.be.Down(ctx)
+}
+
+// ParseOperation checks a single operation given in lab-file YAML, as if it
+// were the only operation of a lab on topology t with the given bindings
+// already recorded. Problems are reported against "<operation>" with
+// positions inside src.
+func ParseOperation(src, dir string, t cluster.Topology, bindings map[string]reflect.Type) (*Operation, error) {
+	topo, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\nmetadata: {name: operation, title: operation}\nspec:\n  cluster: %s\n  steps:\n  - name: operation\n    try:\n    -", APIVersion, KindLab, topo)
+	const header, indent = 8, 6 // lines before the operation, columns before its text
+	for i, line := range strings.Split(strings.TrimRight(src, "\n"), "\n") {
+		if i == 0 {
+			b.WriteString(" " + line + "\n")
+			continue
+		}
+		b.WriteString("      " + line + "\n")
+	}
+	lab, err := loadBytes(dir+"/<operation>", []byte(b.String()), bindings)
+	if err != nil {
+		if ps, ok := err.(*Problems); ok {
+			for i := range ps.List {
+				ps.List[i].File = "<operation>"
+				ps.List[i].Line -= header
+				ps.List[i].Column = max(1, ps.List[i].Column-indent)
+				ps.List[i].Path = strings.TrimPrefix(strings.TrimPrefix(ps.List[i].Path, "spec.steps[0].try[0]"), ".")
+			}
+		}
+		return nil, err
+	}
+	return &lab.Spec.Steps[0].Try[0], nil
+}
