@@ -1,8 +1,10 @@
 // Package labs holds kubelab's lab files. The test runs every one of them
-// on a real embedded cluster, so a shipped lab cannot rot.
+// on a real embedded cluster, so a shipped lab cannot rot, and writes the
+// JUnit and JSON reports to $KUBELAB_REPORTS (a temp dir when unset).
 package labs
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -24,12 +26,34 @@ func TestLabsLoad(t *testing.T) {
 
 func TestLabsPass(t *testing.T) {
 	files, _ := filepath.Glob("*.yaml")
+	var results []*engine.Result
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			res := enginetest.Run(t, f)
+			results = append(results, res)
 			for _, r := range res.Recovery {
 				t.Logf("recovery: %s", r.Describe)
 			}
 		})
 	}
+	dir := os.Getenv("KUBELAB_REPORTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, fn func(*os.File) error) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := fn(f); err != nil {
+			t.Fatalf("write %s: %v", name, err)
+		}
+	}
+	write("labs.junit.xml", func(f *os.File) error { return engine.WriteJUnit(f, results) })
+	write("labs.json", func(f *os.File) error { return engine.WriteJSON(f, results) })
+	t.Logf("reports in %s", dir)
 }
