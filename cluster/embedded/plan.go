@@ -243,6 +243,9 @@ func (b *Backend) plan() error {
 			"--kubeconfig=" + kcmKC, "--authentication-kubeconfig=" + kcmKC, "--authorization-kubeconfig=" + kcmKC,
 			"--bind-address=127.0.0.1", "--secure-port=" + itoa(port),
 			"--use-service-account-credentials=true",
+			// Upstream 20 QPS makes KCM spend ~5 s minting per-controller
+			// credentials at start and caps a Deployment at 20 pods/s.
+			"--kube-api-qps=200", "--kube-api-burst=400",
 			"--service-account-private-key-file=" + sa.Key, "--root-ca-file=" + ca.Path,
 			"--cluster-signing-cert-file=" + ca.Path, "--cluster-signing-key-file=" + files["ca.key"],
 			"--service-cluster-ip-range=" + serviceCIDR, "--cluster-cidr=" + podCIDR, "--allocate-node-cidrs=false",
