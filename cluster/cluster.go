@@ -65,10 +65,18 @@ const (
 	Restart Action = "restart" // stop, then start
 	Pause   Action = "pause"   // SIGSTOP
 	Resume  Action = "resume"  // SIGCONT
+	// Partition cuts a component off the cluster network; Heal reconnects
+	// it. Only backends with a network between components support them
+	// (docker); others return ErrUnsupported.
+	Partition Action = "partition"
+	Heal      Action = "heal"
 )
 
 // Actions lists every Action.
-var Actions = []Action{Kill, Stop, Start, Restart, Pause, Resume}
+var Actions = []Action{Kill, Stop, Start, Restart, Pause, Resume, Partition, Heal}
+
+// ErrUnsupported is returned for an action a backend cannot perform.
+var ErrUnsupported = errors.New("not supported by this backend")
 
 // Targets that resolve to a component at the moment of the call.
 const (

@@ -158,6 +158,11 @@ type Operation struct {
 	Pause *TargetOp `json:"pause,omitempty" yaml:"pause,omitempty"`
 	// Resume unfreezes a paused component (SIGCONT).
 	Resume *TargetOp `json:"resume,omitempty" yaml:"resume,omitempty"`
+	// Partition cuts a component or node off the cluster network (docker
+	// backend only).
+	Partition *TargetOp `json:"partition,omitempty" yaml:"partition,omitempty"`
+	// Heal reconnects a partitioned component (docker backend only).
+	Heal *TargetOp `json:"heal,omitempty" yaml:"heal,omitempty"`
 	// NodeDown takes a worker node down: its kubelet stops heartbeating.
 	NodeDown *NodeOp `json:"nodeDown,omitempty" yaml:"nodeDown,omitempty"`
 	// NodeUp brings a worker node back.
@@ -262,7 +267,7 @@ func DefaultTimeout(kind string) time.Duration {
 	case "drain":
 		return 2 * time.Minute
 	case "wait", "assert", "error",
-		"kill", "stop", "start", "restart", "pause", "resume", "nodeDown", "nodeUp",
+		"kill", "stop", "start", "restart", "pause", "resume", "partition", "heal", "nodeDown", "nodeUp",
 		"kubectl", "script":
 		return time.Minute
 	default:

@@ -58,6 +58,10 @@ func (x *run) exec(ctx context.Context, op *Operation) (string, error) {
 		return x.fault(ctx, op.Pause.Target, cluster.Pause)
 	case op.Resume != nil:
 		return x.fault(ctx, op.Resume.Target, cluster.Resume)
+	case op.Partition != nil:
+		return x.fault(ctx, op.Partition.Target, cluster.Partition)
+	case op.Heal != nil:
+		return x.fault(ctx, op.Heal.Target, cluster.Heal)
 	case op.NodeDown != nil:
 		return x.fault(ctx, op.NodeDown.Node, cluster.Kill)
 	case op.NodeUp != nil:
@@ -256,8 +260,8 @@ func summarize(op *Operation) string {
 		return fmt.Sprintf("taint %s %s=%s:%s", op.Taint.Node, op.Taint.Key, op.Taint.Value, op.Taint.Effect)
 	case op.Untaint != nil:
 		return fmt.Sprintf("untaint %s %s", op.Untaint.Node, op.Untaint.Key)
-	case op.Kill != nil, op.Stop != nil, op.Start != nil, op.Restart != nil, op.Pause != nil, op.Resume != nil:
-		return op.Kind() + " " + firstNonNil(op.Kill, op.Stop, op.Start, op.Restart, op.Pause, op.Resume).Target
+	case op.Kill != nil, op.Stop != nil, op.Start != nil, op.Restart != nil, op.Pause != nil, op.Resume != nil, op.Partition != nil, op.Heal != nil:
+		return op.Kind() + " " + firstNonNil(op.Kill, op.Stop, op.Start, op.Restart, op.Pause, op.Resume, op.Partition, op.Heal).Target
 	case op.NodeDown != nil:
 		return "node down " + op.NodeDown.Node
 	case op.NodeUp != nil:

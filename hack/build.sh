@@ -16,4 +16,7 @@ if [ -z "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ] || [ -n "${KUBELAB_BUILD_VE
 fi
 start=$(date +%s)
 CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$out" ./cmd/kubelab
+# The workload images of the docker backend (pause sandbox, HTTP app).
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$(dirname "$out")/kubelab-pause" ./images/pause
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$(dirname "$out")/kubelab-http" ./images/http
 echo "built $out in $(( $(date +%s) - start ))s" >&2

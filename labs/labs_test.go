@@ -4,10 +4,13 @@
 package labs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
 )
@@ -26,10 +29,30 @@ func TestLabsLoad(t *testing.T) {
 
 func TestLabsPass(t *testing.T) {
 	files, _ := filepath.Glob("*.yaml")
+	runAll(t, files, "embedded")
+}
+
+// TestDockerLabs runs every lab, and the docker-only ones in docker/, on
+// the docker backend (real kubelets and containerd).
+func TestDockerLabs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots docker clusters; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := docker.Available(ctx); err != nil {
+		t.Skipf("no Docker engine answers (%v): docker labs skipped", err)
+	}
+	files, _ := filepath.Glob("*.yaml")
+	more, _ := filepath.Glob("docker/*.yaml")
+	runAll(t, append(files, more...), "docker")
+}
+
+func runAll(t *testing.T, files []string, backend string) {
 	var results []*engine.Result
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
-			res := enginetest.Run(t, f)
+			res := enginetest.RunOn(t, f, backend)
 			results = append(results, res)
 			for _, r := range res.Recovery {
 				t.Logf("recovery: %s", r.Describe)
@@ -53,7 +76,7 @@ func TestLabsPass(t *testing.T) {
 			t.Fatalf("write %s: %v", name, err)
 		}
 	}
-	write("labs.junit.xml", func(f *os.File) error { return engine.WriteJUnit(f, results) })
-	write("labs.json", func(f *os.File) error { return engine.WriteJSON(f, results) })
+	write("labs-"+backend+".junit.xml", func(f *os.File) error { return engine.WriteJUnit(f, results) })
+	write("labs-"+backend+".json", func(f *os.File) error { return engine.WriteJSON(f, results) })
 	t.Logf("reports in %s", dir)
 }

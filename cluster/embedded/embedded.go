@@ -259,6 +259,8 @@ func (b *Backend) Act(ctx context.Context, name string, a cluster.Action) error 
 			sig = syscallSIGCONT
 		}
 		err = signal(p.PID, sig)
+	case cluster.Partition, cluster.Heal:
+		return fmt.Errorf("%s %s: %w (the embedded backend's processes share the host's loopback; use --backend docker)", a, name, cluster.ErrUnsupported)
 	default:
 		return fmt.Errorf("unknown action %q", a)
 	}

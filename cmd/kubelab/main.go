@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -50,6 +52,13 @@ func runComponent(name string, args []string) int {
 			fmt.Fprintf(os.Stderr, "kubelab: set hostname %s: %v (sharing the host's)\n", h, err)
 		}
 	}
+	// In containers the component's address is known only at start:
+	// @HOST_IP@ in an argument stands for it.
+	for i, a := range args {
+		if strings.Contains(a, "@HOST_IP@") {
+			args[i] = strings.ReplaceAll(a, "@HOST_IP@", hostIP())
+		}
+	}
 	if name == "kubelab-lb" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -64,6 +73,17 @@ func runComponent(name string, args []string) int {
 		fmt.Fprintln(os.Stderr, "kubelab:", err)
 	}
 	return code
+}
+
+// hostIP is the first non-loopback IPv4 address of this host.
+func hostIP() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return "127.0.0.1"
 }
 
 // runClient runs kubectl or etcdctl against the current lab cluster unless

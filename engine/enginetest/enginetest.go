@@ -10,10 +10,12 @@ package enginetest
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/testbin"
@@ -21,18 +23,28 @@ import (
 
 // Runner returns an engine.Runner for tests: embedded backend with state
 // under t.TempDir(), clusters tied to the test process, progress to t.Log.
-func Runner(t testing.TB) *engine.Runner {
+func Runner(t testing.TB) *engine.Runner { return RunnerOn(t, "embedded") }
+
+// RunnerOn is Runner on the given backend: "embedded" or "docker".
+func RunnerOn(t testing.TB, backend string) *engine.Runner {
 	t.Helper()
 	bin, err := testbin.Path()
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := embedded.Home(t.TempDir())
+	home := t.TempDir()
+	newBackend := func(topo cluster.Topology) (cluster.Backend, error) {
+		return embedded.New(topo, embedded.Options{Home: embedded.Home(home), Binary: bin, Ephemeral: true})
+	}
+	if backend == "docker" {
+		newBackend = func(topo cluster.Topology) (cluster.Backend, error) {
+			topo = topo.WithDefaults()
+			return docker.New(topo, docker.Options{Dir: filepath.Join(home, topo.Name), Binary: bin, Ephemeral: true})
+		}
+	}
 	return &engine.Runner{
-		Binary: bin,
-		Backend: func(topo cluster.Topology) (cluster.Backend, error) {
-			return embedded.New(topo, embedded.Options{Home: home, Binary: bin, Ephemeral: true})
-		},
+		Binary:  bin,
+		Backend: newBackend,
 		Progress: func(p engine.Progress) {
 			msg := p.Message
 			if p.Err != nil {
@@ -43,9 +55,12 @@ func Runner(t testing.TB) *engine.Runner {
 	}
 }
 
-// Run loads and runs one lab file and fails t unless it passes. It returns
-// the result for further checks.
-func Run(t testing.TB, path string) *engine.Result {
+// Run loads and runs one lab file on the embedded backend and fails t
+// unless it passes. It returns the result for further checks.
+func Run(t testing.TB, path string) *engine.Result { return RunOn(t, path, "embedded") }
+
+// RunOn is Run on the given backend.
+func RunOn(t testing.TB, path, backend string) *engine.Result {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs a lab on a real cluster; skipped with -short")
@@ -58,7 +73,7 @@ func Run(t testing.TB, path string) *engine.Result {
 	if tt, ok := t.(interface{ Context() context.Context }); ok {
 		ctx = tt.Context()
 	}
-	res, err := Runner(t).Run(ctx, lab)
+	res, err := RunnerOn(t, backend).Run(ctx, lab)
 	if err != nil {
 		t.Fatalf("run %s: %v", path, err)
 	}

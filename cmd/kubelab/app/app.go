@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/grpclog"
 
+	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 )
 
@@ -66,6 +67,15 @@ func NewRootCommand(s Streams) *cobra.Command {
 		if err != nil {
 			fmt.Fprintf(s.Err, "warning: removing orphans: %v\n", err)
 		}
+		if dockerUp(cmd.Context()) {
+			removed, err := docker.Sweep(cmd.Context(), false)
+			for _, n := range removed {
+				fmt.Fprintf(s.Err, "removed orphaned docker cluster %q (its kubelab process had died)\n", n)
+			}
+			if err != nil {
+				fmt.Fprintf(s.Err, "warning: removing docker orphans: %v\n", err)
+			}
+		}
 		return nil
 	}
 	root.SetIn(s.In)
@@ -84,6 +94,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newRunCommand(g),
 		newValidateCommand(g),
 		newListCommand(g),
+		newImagesCommand(g),
 	)
 	return root
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"os"
 	"strings"
 
@@ -8,15 +9,23 @@ import (
 )
 
 // ClientEnv returns the environment that points kubectl or etcdctl at the
-// lab cluster named by $KUBELAB_NAME (default "kubelab"). It leaves an
-// explicit KUBECONFIG alone. When no cluster has that name and exactly one
-// cluster exists, that one is used.
+// lab cluster named by $KUBELAB_NAME (default "kubelab"), on either
+// backend. It leaves an explicit KUBECONFIG alone. When no cluster has
+// that name and exactly one embedded cluster exists, that one is used.
 func ClientEnv(tool string) (map[string]string, error) {
 	env := map[string]string{}
 	if tool == "kubectl" && os.Getenv("KUBECONFIG") != "" {
 		return env, nil
 	}
-	b, err := openDefault()
+	g := &globals{name: envOr("KUBELAB_NAME", "kubelab"), home: string(embedded.DefaultHome())}
+	ctx := context.Background()
+	b, err := openBackend(ctx, g)
+	if err != nil {
+		if names, lerr := embedded.DefaultHome().Clusters(); lerr == nil && len(names) == 1 {
+			g.name = names[0]
+			b, err = openBackend(ctx, g)
+		}
+	}
 	if err != nil {
 		if tool == "kubectl" {
 			return env, nil // let kubectl report its own "no configuration" error
@@ -32,23 +41,11 @@ func ClientEnv(tool string) (map[string]string, error) {
 		for _, ep := range acc.EtcdEndpoints {
 			eps = append(eps, ep)
 		}
-		f := b.EtcdClientFiles()
 		env["ETCDCTL_ENDPOINTS"] = strings.Join(eps, ",")
-		env["ETCDCTL_CACERT"], env["ETCDCTL_CERT"], env["ETCDCTL_KEY"] = f[0], f[1], f[2]
+		if f, ok := b.(interface{ EtcdClientFiles() [3]string }); ok {
+			files := f.EtcdClientFiles()
+			env["ETCDCTL_CACERT"], env["ETCDCTL_CERT"], env["ETCDCTL_KEY"] = files[0], files[1], files[2]
+		}
 	}
 	return env, nil
-}
-
-func openDefault() (*embedded.Backend, error) {
-	name := envOr("KUBELAB_NAME", "kubelab")
-	opts := embedded.Options{}
-	b, err := embedded.Open(name, opts)
-	if err == nil {
-		return b, nil
-	}
-	names, lerr := embedded.DefaultHome().Clusters()
-	if lerr == nil && len(names) == 1 {
-		return embedded.Open(names[0], opts)
-	}
-	return nil, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,14 +14,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/cluster/docker"
 )
 
 type upFlags struct {
-	config string
-	topo   cluster.Topology
-	lease  time.Duration
-	grace  time.Duration
+	backend string
+	config  string
+	topo    cluster.Topology
+	lease   time.Duration
+	grace   time.Duration
 }
 
 func newUpCommand(g *globals) *cobra.Command {
@@ -53,10 +55,11 @@ func newUpCommand(g *globals) *cobra.Command {
 			if f.grace > 0 {
 				t.Timings.NodeMonitorGracePeriod.Duration = f.grace
 			}
-			return up(cmd.Context(), g, t)
+			return up(cmd.Context(), g, f.backend, t)
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&f.backend, "backend", backendEmbedded, "where components run: embedded (local processes, simulated nodes) or docker (containers, real kubelets)")
 	fl.StringVar(&f.config, "config", "", "topology file (YAML, fields as in a lab's spec.cluster)")
 	fl.IntVar(&f.topo.Etcd, "etcd", 1, "etcd members (1, 3 or 5)")
 	fl.IntVar(&f.topo.APIServers, "apiservers", 1, "kube-apiservers (behind an L4 load balancer)")
@@ -68,8 +71,8 @@ func newUpCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func up(ctx context.Context, g *globals, t cluster.Topology) error {
-	b, err := embedded.New(t, g.embeddedOpts(false))
+func up(ctx context.Context, g *globals, backend string, t cluster.Topology) error {
+	b, err := newBackend(g, backend, t, false)
 	if err != nil {
 		return err
 	}
@@ -103,9 +106,13 @@ func newDownCommand(g *globals) *cobra.Command {
 				for _, n := range names {
 					fmt.Fprintf(g.streams.Err, "removed cluster %q\n", n)
 				}
+				if dockerUp(cmd.Context()) {
+					_, derr := docker.Sweep(cmd.Context(), true)
+					err = errors.Join(err, derr, os.RemoveAll(filepath.Join(g.home, "docker")))
+				}
 				return err
 			}
-			b, err := embedded.Open(g.name, g.embeddedOpts(false))
+			b, err := openBackend(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -126,7 +133,7 @@ func newKubeconfigCommand(g *globals) *cobra.Command {
 		Short: "Print the path of the cluster's admin kubeconfig (for kubectl, k9s...)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := embedded.Open(g.name, g.embeddedOpts(false))
+			b, err := openBackend(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -136,12 +143,9 @@ func newKubeconfigCommand(g *globals) *cobra.Command {
 	}
 }
 
-func openCluster(g *globals) (*cluster.Cluster, error) {
-	b, err := embedded.Open(g.name, g.embeddedOpts(false))
+func openCluster(ctx context.Context, g *globals) (*cluster.Cluster, error) {
+	b, err := openBackend(ctx, g)
 	if err != nil {
-		if errors.Is(err, embedded.ErrNotFound) {
-			return nil, fmt.Errorf("%w (start one with: kubelab up --name %s)", err, g.name)
-		}
 		return nil, err
 	}
 	return cluster.New(b, nil), nil
@@ -153,7 +157,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 		Short: "Show components, leaders and the etcd Raft table",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := openCluster(g)
+			c, err := openCluster(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -249,7 +253,7 @@ func newFaultCommand(g *globals) *cobra.Command {
 			if !valid {
 				return fmt.Errorf("unknown action %q: want one of %v", args[0], cluster.Actions)
 			}
-			c, err := openCluster(g)
+			c, err := openCluster(cmd.Context(), g)
 			if err != nil {
 				return err
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/engine"
 )
 
@@ -44,10 +43,7 @@ func newRunCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			backend, err := backendFor(g, f.backend, bin)
-			if err != nil {
-				return err
-			}
+			backend := func(t cluster.Topology) (cluster.Backend, error) { return newBackend(g, f.backend, t, true) }
 			r := &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Progress: engine.ConsoleProgress(g.streams.Err)}
 			var results []*engine.Result
 			for _, l := range labs {
@@ -80,24 +76,12 @@ func newRunCommand(g *globals) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.backend, "backend", "embedded", "where the cluster runs: embedded")
+	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the cluster runs: embedded or docker")
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fl.StringVar(&f.json, "json", "", "write a JSON report to this file")
 	fl.BoolVar(&f.keep, "keep-on-failure", false, "leave a failed lab's cluster up for inspection")
 	fl.BoolVar(&f.timeline, "timeline", false, "print every lab's timeline, not only failed ones")
 	return cmd
-}
-
-func backendFor(g *globals, name, bin string) (engine.NewBackend, error) {
-	switch name {
-	case "embedded", "":
-		return func(t cluster.Topology) (cluster.Backend, error) {
-			o := g.embeddedOpts(true)
-			o.Binary = bin
-			return embedded.New(t, o)
-		}, nil
-	}
-	return nil, fmt.Errorf("unknown backend %q (available: embedded)", name)
 }
 
 func writeReports(junit, jsonPath string, results []*engine.Result) error {

@@ -1,0 +1,188 @@
+package docker
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/internal/testbin"
+)
+
+func dockerOrSkip(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots a docker cluster; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := Available(ctx); err != nil {
+		t.Skipf("no Docker engine answers (%v): docker backend tests skipped", err)
+	}
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func hostSysctls(t *testing.T) map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{"kernel/panic", "kernel/panic_on_oops", "vm/overcommit_memory", "vm/panic_on_oom"} {
+		b, err := os.ReadFile("/proc/sys/" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = strings.TrimSpace(string(b))
+	}
+	return out
+}
+
+func TestDockerCluster(t *testing.T) {
+	bin := dockerOrSkip(t)
+	before := hostSysctls(t)
+	ctx := t.Context()
+	b, err := New(cluster.Topology{Name: "dt", Workers: 2}, Options{Dir: filepath.Join(t.TempDir(), "dt"), Binary: bin, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Down(context.Background()); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		if after := hostSysctls(t); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("host sysctls changed: before %v after %v", before, after)
+		}
+	})
+	if err := b.Up(ctx, func(e cluster.Event) { t.Logf("%6.2fs %s: %s", e.Elapsed.Seconds(), e.Component, e.Message) }); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	cs, err := b.clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas := int32(2)
+	labels := map[string]string{"app": "web"}
+	_, err = cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "web", Image: workloadHTTP, ImagePullPolicy: corev1.PullNever,
+					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1}}},
+				TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}},
+			}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = waitFor(ctx, "2 ready pods on 2 nodes", func(ctx context.Context) error {
+		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return err
+		}
+		nodes := map[string]bool{}
+		for _, p := range pods.Items {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.Status.PodIP != "" {
+					nodes[p.Spec.NodeName] = true
+				}
+			}
+		}
+		if len(nodes) != 2 {
+			return fmt.Errorf("ready on %v", nodes)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(b.withLogs(ctx, err, "worker-1", "worker-2"))
+	}
+	// The ClusterIP answers from every node (kube-proxy iptables rules,
+	// routes between nodes).
+	for _, n := range []string{"worker-1", "worker-2"} {
+		err := waitFor(ctx, "service from "+n, func(ctx context.Context) error {
+			out, err := b.exec(ctx, b.get(n).id, "curl", "-sf", "--max-time", "2", "http://"+svc.Spec.ClusterIP+"/")
+			if err != nil {
+				return fmt.Errorf("%v: %s", err, out)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	out, err := b.exec(ctx, b.get("worker-1").id, "ctr", "-n", "k8s.io", "containers", "ls")
+	if err != nil || !strings.Contains(out, "kubelab/pause") || !strings.Contains(out, "kubelab/http") {
+		t.Errorf("containerd on worker-1 lacks the pause sandbox or the app: %v\n%s", err, out)
+	}
+}
+
+func leftovers(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, args := range [][]string{
+		{"ps", "-aq", "--filter", "label=" + labelManaged},
+		{"network", "ls", "-q", "--filter", "label=" + labelManaged},
+		{"volume", "ls", "-q", "--filter", "label=" + labelManaged},
+	} {
+		b, err := exec.Command("docker", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker %v: %v %s", args, err, b)
+		}
+		if s := strings.TrimSpace(string(b)); s != "" {
+			out = append(out, args[0]+": "+strings.ReplaceAll(s, "\n", " "))
+		}
+	}
+	return out
+}
+
+// TestDockerKill9LeavesNothing kills `kubelab up --backend docker` with
+// SIGKILL while it boots; the next kubelab invocation must remove every
+// container, network and volume it left.
+func TestDockerKill9LeavesNothing(t *testing.T) {
+	bin := dockerOrSkip(t)
+	if l := leftovers(t); len(l) > 0 {
+		t.Skipf("kubelab containers from elsewhere are running: %v", l)
+	}
+	home := t.TempDir()
+	cmd := exec.Command(bin, "up", "--backend", "docker", "--name", "victim", "--home", home)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		t.Log(sc.Text())
+		if strings.Contains(sc.Text(), "waiting for /readyz") {
+			break
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if len(leftovers(t)) == 0 {
+		t.Fatal("expected containers left behind by the killed kubelab")
+	}
+	out, _ := exec.Command(bin, "status", "--home", home, "--name", "nope").CombinedOutput()
+	t.Logf("next run: %s", out)
+	if l := leftovers(t); len(l) > 0 {
+		t.Errorf("left after the next run: %v", l)
+	}
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Prepares a kubelab worker container (mounts, cgroups, host-safe sysctls),
+# starts containerd, imports the preloaded images, starts kube-proxy, then
+# runs the kubelet in the foreground. Arguments: none; KUBELET_ARGS and
+# KUBE_PROXY_ARGS come from the environment.
+set -eu
+log() { echo "kubelab-node: $*"; }
+
+mount --make-rshared /
+mount -o remount,rw /sys 2>/dev/null || true
+for d in /sys/fs/cgroup /sys/fs/cgroup/*; do
+  [ -d "$d" ] && mount -o remount,bind,rw "$d" 2>/dev/null || true
+done
+[ -e /dev/kmsg ] || mknod /dev/kmsg c 1 11
+[ -s /etc/machine-id ] || tr -d - < /proc/sys/kernel/random/uuid > /etc/machine-id
+
+# Host safety: /proc/sys/kernel and /proc/sys/vm are the host's. The kubelet
+# checks six of them (protectKernelDefaults: true: it never writes); cover
+# each with a file holding the value it expects, then make /proc/sys
+# read-only except net (per network namespace, so ours).
+mount -o remount,rw /proc/sys   # Docker mounts it read-only
+mkdir -p /run/kubelab/sysctl
+for kv in vm/overcommit_memory=1 vm/panic_on_oom=0 kernel/panic=10 kernel/panic_on_oops=1 \
+          kernel/keys/root_maxkeys=1000000 kernel/keys/root_maxbytes=25000000; do
+  k=${kv%%=*}; v=${kv#*=}; f=/run/kubelab/sysctl/$(echo "$k" | tr / _)
+  echo "$v" > "$f"
+  mount --bind "$f" "/proc/sys/$k"
+done
+echo 1 > /proc/sys/net/ipv4/ip_forward
+echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || true
+mount --rbind /proc/sys /proc/sys
+mount -o remount,bind,ro /proc/sys
+mount --bind /proc/sys/net /proc/sys/net
+mount -o remount,bind,rw /proc/sys/net
+
+mkdir -p /run/containerd /var/lib/kubelet /etc/cni/net.d
+containerd --config /etc/containerd/config.toml > /var/log/containerd.log 2>&1 &
+i=0
+until ctr version > /dev/null 2>&1; do
+  i=$((i+1)); [ $i -gt 100 ] && { log "containerd did not start"; cat /var/log/containerd.log; exit 1; }
+  sleep 0.1
+done
+for t in /var/lib/kubelab/images/*.tar; do
+  ctr -n k8s.io images import --no-unpack=false "$t" > /dev/null
+done
+log "containerd ready, images: $(ctr -n k8s.io images ls -q | tr '\n' ' ')"
+
+# kube-proxy in the background; the kubelet in the foreground (PID 1's child).
+kubelab component kube-proxy $KUBE_PROXY_ARGS > /var/log/kube-proxy.log 2>&1 &
+exec kubelab component kubelet $KUBELET_ARGS

@@ -1,0 +1,288 @@
+package docker
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+//go:embed files
+var files embed.FS
+
+// Debian packages of the node image (containerd, runc, CNI plugins,
+// iptables for kube-proxy, HAProxy for the load balancer).
+var nodePackages = []string{
+	"containerd", "runc", "containernetworking-plugins", "iptables", "iproute2", "ca-certificates",
+	"procps", "conntrack", "mount", "util-linux", "kmod", "socat", "tini", "haproxy", "iputils-ping", "curl",
+}
+
+const (
+	labelHash     = "dev.kubelab.content-hash"
+	debianSuite   = "bookworm"
+	debianMirror  = "http://deb.debian.org/debian"
+	workloadPause = "kubelab/pause:3.10"
+	workloadHTTP  = "kubelab/http:dev"
+)
+
+// Images are the image references a docker cluster runs.
+type Images struct {
+	Node     string // workers and the load balancer (Debian, containerd, HAProxy)
+	Kubelab  string // control-plane components, FROM scratch
+	Pause    string
+	HTTP     string
+	Progress func(string)
+}
+
+// BuildImages makes every image the docker backend needs, skipping those
+// whose content hash label says they are up to date. bin is the kubelab
+// binary; pause and http binaries are expected next to it (hack/build.sh
+// builds all three).
+func BuildImages(ctx context.Context, cli *client.Client, bin string, progress func(string)) (Images, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	imgs := Images{Progress: progress}
+	binHash, err := fileHash(bin)
+	if err != nil {
+		return imgs, err
+	}
+	dir := filepath.Dir(bin)
+
+	// Workload images FROM scratch, saved as tarballs for the node image.
+	tars := map[string][]byte{}
+	for _, w := range []struct{ ref, bin string }{{workloadPause, "kubelab-pause"}, {workloadHTTP, "kubelab-http"}} {
+		p := filepath.Join(dir, w.bin)
+		h, err := fileHash(p)
+		if err != nil {
+			return imgs, fmt.Errorf("workload binary %s (run hack/build.sh): %w", p, err)
+		}
+		df := fmt.Sprintf("FROM scratch\nCOPY %s /%s\nENTRYPOINT [\"/%s\"]\n", w.bin, w.bin, w.bin)
+		if err := buildIfChanged(ctx, cli, w.ref, h, map[string]string{"Dockerfile": df}, map[string]string{w.bin: p}, progress); err != nil {
+			return imgs, err
+		}
+		rc, err := cli.ImageSave(ctx, []string{w.ref})
+		if err != nil {
+			return imgs, fmt.Errorf("save %s: %w", w.ref, err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return imgs, fmt.Errorf("save %s: %w", w.ref, err)
+		}
+		tars[strings.NewReplacer("/", "-", ":", "-").Replace(w.ref)+".tar"] = b
+	}
+	imgs.Pause, imgs.HTTP = workloadPause, workloadHTTP
+
+	// Control-plane image: the kubelab binary FROM scratch.
+	imgs.Kubelab = "kubelab/kubelab:" + binHash[:12]
+	df := "FROM scratch\nCOPY kubelab /kubelab\nENTRYPOINT [\"/kubelab\"]\n"
+	if err := buildIfChanged(ctx, cli, imgs.Kubelab, binHash, map[string]string{"Dockerfile": df}, map[string]string{"kubelab": bin}, progress); err != nil {
+		return imgs, err
+	}
+
+	// Node base: a Debian rootfs made by debootstrap (no registry to pull from).
+	baseHash := hashStrings(append([]string{debianSuite}, nodePackages...)...)
+	base := "kubelab/node-base:" + baseHash[:12]
+	if !imageExists(ctx, cli, base) {
+		if err := debootstrapImport(ctx, cli, base, progress); err != nil {
+			return imgs, err
+		}
+	}
+
+	// Node image: base + kubelab + init script + configs + workload images.
+	ctxFiles := map[string]string{}
+	var parts []string
+	for _, name := range []string{"Dockerfile.node", "node-init.sh", "containerd.toml", "cni.template"} {
+		b, _ := files.ReadFile("files/" + name)
+		ctxFiles[name] = string(b)
+		parts = append(parts, string(b))
+	}
+	for name, b := range tars {
+		ctxFiles["images/"+name] = string(b)
+		parts = append(parts, hashStrings(string(b)))
+	}
+	nodeHash := hashStrings(append(parts, base, binHash)...)
+	imgs.Node = "kubelab/node:" + nodeHash[:12]
+	ctxFiles["Dockerfile"] = ctxFiles["Dockerfile.node"]
+	err = buildIfChanged(ctx, cli, imgs.Node, nodeHash, ctxFiles, map[string]string{"kubelab": bin}, progress, "BASE="+base)
+	return imgs, err
+}
+
+func imageExists(ctx context.Context, cli *client.Client, ref string) bool {
+	_, err := cli.ImageInspect(ctx, ref)
+	return err == nil
+}
+
+// buildIfChanged builds ref from an in-memory context unless an image
+// with that reference and content hash exists.
+func buildIfChanged(ctx context.Context, cli *client.Client, ref, hash string, inline, onDisk map[string]string, progress func(string), buildArgs ...string) error {
+	if res, err := cli.ImageInspect(ctx, ref); err == nil && res.Config != nil && res.Config.Labels[labelHash] == hash {
+		return nil
+	}
+	progress("building image " + ref)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(name string, b []byte, mode int64) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(b))}); err != nil {
+			return err
+		}
+		_, err := tw.Write(b)
+		return err
+	}
+	for name, content := range inline {
+		mode := int64(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := add(name, []byte(content), mode); err != nil {
+			return err
+		}
+	}
+	for name, path := range onDisk {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := add(name, b, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	args := map[string]*string{}
+	for _, a := range buildArgs {
+		k, v, _ := strings.Cut(a, "=")
+		args[k] = &v
+	}
+	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
+		Tags: []string{ref}, Remove: true, ForceRemove: true, BuildArgs: args,
+		Labels: map[string]string{labelHash: hash, labelManaged: "true"},
+	})
+	if err != nil {
+		return fmt.Errorf("build %s: %w", ref, err)
+	}
+	defer res.Body.Close()
+	return buildStream(res.Body, ref)
+}
+
+// buildStream drains the build's JSON stream and returns its error, if any.
+func buildStream(r io.Reader, ref string) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var last string
+	for sc.Scan() {
+		var m struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			if m.Error != "" {
+				return fmt.Errorf("build %s: %s (after: %s)", ref, m.Error, strings.TrimSpace(last))
+			}
+			if s := strings.TrimSpace(m.Stream); s != "" {
+				last = s
+			}
+		}
+	}
+	return sc.Err()
+}
+
+// debootstrapImport makes a minimal Debian rootfs with the node packages
+// and imports it as an image.
+func debootstrapImport(ctx context.Context, cli *client.Client, ref string, progress func(string)) error {
+	if _, err := exec.LookPath("debootstrap"); err != nil {
+		return errors.New("the node image needs debootstrap (apt-get install debootstrap): no registry is reachable to pull a base image")
+	}
+	dir, err := os.MkdirTemp("", "kubelab-rootfs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	progress("debootstrap " + debianSuite + " with " + strings.Join(nodePackages, ","))
+	cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", "--include="+strings.Join(nodePackages, ","), debianSuite, dir, debianMirror)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("debootstrap: %w\n%s", err, tailString(string(out), 20))
+	}
+	// Trim what a node never needs.
+	for _, p := range []string{"usr/share/doc", "usr/share/man", "usr/share/locale", "var/cache/apt/archives", "var/lib/apt/lists"} {
+		_ = os.RemoveAll(filepath.Join(dir, p))
+	}
+	progress("importing " + ref)
+	tarCmd := exec.CommandContext(ctx, "tar", "-C", dir, "-c", ".")
+	out, err := tarCmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := tarCmd.Start(); err != nil {
+		return err
+	}
+	rc, err := cli.ImageImport(ctx, client.ImageImportSource{Source: out, SourceName: "-"}, ref, client.ImageImportOptions{
+		Changes: []string{"LABEL " + labelManaged + "=true"},
+	})
+	if err != nil {
+		_ = tarCmd.Wait()
+		return fmt.Errorf("import %s: %w", ref, err)
+	}
+	_, _ = io.Copy(io.Discard, rc)
+	rc.Close()
+	if err := tarCmd.Wait(); err != nil {
+		return fmt.Errorf("tar rootfs: %w", err)
+	}
+	return nil
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashStrings(ss ...string) string {
+	h := sha256.New()
+	for _, s := range ss {
+		io.WriteString(h, s)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func tailString(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Build connects to the Docker engine and runs BuildImages.
+func Build(ctx context.Context, bin string, progress func(string)) (Images, error) {
+	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return Images{}, fmt.Errorf("docker: %w", err)
+	}
+	defer dc.Close()
+	return BuildImages(ctx, dc.Client, bin, progress)
+}

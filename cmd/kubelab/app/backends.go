@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/docker"
+	"kubelab.dev/kubelab/cluster/embedded"
+)
+
+// Backend names accepted by --backend.
+const (
+	backendEmbedded = "embedded"
+	backendDocker   = "docker"
+)
+
+func (g *globals) dockerDir(name string) string { return filepath.Join(g.home, "docker", name) }
+
+// newBackend makes a backend of the given kind for topology t. Ephemeral
+// clusters (labs) belong to this process and are swept once it is gone.
+func newBackend(g *globals, kind string, t cluster.Topology, ephemeral bool) (cluster.Backend, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case backendEmbedded, "":
+		o := g.embeddedOpts(ephemeral)
+		o.Binary = bin
+		return embedded.New(t, o)
+	case backendDocker:
+		t = t.WithDefaults()
+		return docker.New(t, docker.Options{Dir: g.dockerDir(t.Name), Binary: bin, Ephemeral: ephemeral, OwnerStart: selfStart()})
+	}
+	return nil, fmt.Errorf("unknown backend %q (want %s or %s)", kind, backendEmbedded, backendDocker)
+}
+
+// openBackend attaches to a running cluster by name, on whichever backend
+// has it.
+func openBackend(ctx context.Context, g *globals) (cluster.Backend, error) {
+	b, err := embedded.Open(g.name, g.embeddedOpts(false))
+	if err == nil {
+		return b, nil
+	}
+	if !errors.Is(err, embedded.ErrNotFound) {
+		return nil, err
+	}
+	if dockerUp(ctx) {
+		d, derr := docker.Open(ctx, g.name, docker.Options{Dir: g.dockerDir(g.name)})
+		if derr == nil {
+			return d, nil
+		}
+		if !errors.Is(derr, docker.ErrNotFound) {
+			return nil, derr
+		}
+	}
+	return nil, fmt.Errorf("%w (start one with: kubelab up --name %s)", err, g.name)
+}
+
+// dockerUp reports quickly whether a Docker engine answers.
+func dockerUp(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return docker.Available(ctx) == nil
+}
+
+func selfStart() string {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return ""
+	}
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == ')' {
+			var f [20]string
+			n := 0
+			start := i + 2
+			for j := start; j <= len(b) && n < 20; j++ {
+				if j == len(b) || b[j] == ' ' {
+					f[n] = string(b[start:j])
+					n++
+					start = j + 1
+				}
+			}
+			if n == 20 {
+				return f[19]
+			}
+		}
+	}
+	return ""
+}
+
+func newImagesCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "images", Short: "Container images of the docker backend"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "build",
+		Short: "Build every image the docker backend needs (cached by content hash; no registry needed)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			imgs, err := docker.Build(cmd.Context(), bin, func(s string) {
+				fmt.Fprintf(g.streams.Err, "  %6.1fs  %s\n", time.Since(start).Seconds(), s)
+			})
+			if err != nil {
+				return err
+			}
+			for _, ref := range []string{imgs.Node, imgs.Kubelab, imgs.Pause, imgs.HTTP} {
+				fmt.Fprintln(g.streams.Out, ref)
+			}
+			return nil
+		},
+	})
+	return cmd
+}
