@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +42,7 @@ const (
 	RoleScheduler         Role = "kube-scheduler"
 	RoleControllerManager Role = "kube-controller-manager"
 	RoleLoadBalancer      Role = "load-balancer"
+	RoleDNS               Role = "dns"
 	RoleNode              Role = "node"
 )
 
@@ -112,6 +115,9 @@ type Access struct {
 	EtcdEndpoints map[string]string
 	// EtcdTLS authenticates to etcd; nil for plain HTTP.
 	EtcdTLS *tls.Config
+	// EtcdDial, when set, connects to an etcd endpoint's host:port (for
+	// members reached by name on a network the host does not resolve).
+	EtcdDial func(ctx context.Context, addr string) (net.Conn, error)
 	// APIServers maps each apiserver name to its URL (not through the LB).
 	APIServers map[string]string
 }
@@ -226,7 +232,7 @@ func (c *Cluster) EtcdStatus(ctx context.Context) ([]EtcdMember, error) {
 	ch := make(chan res, len(names))
 	for i, n := range names {
 		go func() {
-			ch <- res{i, c.memberStatus(ctx, n, acc.EtcdEndpoints[n], acc.EtcdTLS)}
+			ch <- res{i, c.memberStatus(ctx, n, acc.EtcdEndpoints[n], acc)}
 		}()
 	}
 	for range names {
@@ -249,9 +255,9 @@ func (c *Cluster) EtcdStatus(ctx context.Context) ([]EtcdMember, error) {
 	return out, nil
 }
 
-func (c *Cluster) memberStatus(ctx context.Context, name, ep string, tlsCfg *tls.Config) EtcdMember {
+func (c *Cluster) memberStatus(ctx context.Context, name, ep string, acc Access) EtcdMember {
 	m := EtcdMember{Name: name, Endpoint: ep}
-	cli, err := c.etcdClient(ep, tlsCfg)
+	cli, err := c.etcdClient(ep, acc)
 	if err != nil {
 		m.Error = err.Error()
 		return m
@@ -296,13 +302,17 @@ func (c *Cluster) memberStatus(ctx context.Context, name, ep string, tlsCfg *tls
 // etcdClient returns a client for one member, kept for the life of the
 // Cluster: status is polled often and a TLS handshake per poll is costly.
 // A client of a dead member fails fast and reconnects when it is back.
-func (c *Cluster) etcdClient(ep string, tlsCfg *tls.Config) (*clientv3.Client, error) {
+func (c *Cluster) etcdClient(ep string, acc Access) (*clientv3.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cli, ok := c.etcd[ep]; ok {
 		return cli, nil
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, Logger: zap.NewNop()})
+	cfg := clientv3.Config{Endpoints: []string{ep}, TLS: acc.EtcdTLS, Logger: zap.NewNop()}
+	if acc.EtcdDial != nil {
+		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(acc.EtcdDial)}
+	}
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %s: %w", ep, err)
 	}

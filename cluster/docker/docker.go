@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -37,7 +38,9 @@ import (
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -104,6 +107,7 @@ type Backend struct {
 	netName string
 	ctrs    map[string]*ctr // by component name
 	access  cluster.Access
+	ips     map[string]string // component -> address on the lab network
 	images  Images
 }
 
@@ -150,7 +154,15 @@ func (b *Backend) Topology() cluster.Topology { return b.topo }
 func (b *Backend) Access() cluster.Access {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.access
+	acc := b.access
+	acc.EtcdEndpoints, acc.APIServers = map[string]string{}, map[string]string{}
+	for k, v := range b.access.EtcdEndpoints {
+		acc.EtcdEndpoints[k] = v
+	}
+	for k, v := range b.access.APIServers {
+		acc.APIServers[k] = v
+	}
+	return acc
 }
 
 func (b *Backend) labels(component, role string) map[string]string {
@@ -185,6 +197,9 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 	if err := os.MkdirAll(b.opts.Dir, 0o700); err != nil {
 		return err
 	}
+	if err := b.startReaper(); err != nil {
+		return err
+	}
 	pk, err := b.pki()
 	if err != nil {
 		return err
@@ -213,23 +228,23 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 			"--initial-cluster=" + strings.Join(initial, ","), "--initial-cluster-state=new", "--initial-cluster-token=" + b.topo.Name,
 			"--client-cert-auth", "--trusted-ca-file=/pki/etcd-ca.crt", "--cert-file=/pki/" + n + ".crt", "--key-file=/pki/" + n + ".key",
 			"--peer-client-cert-auth", "--peer-trusted-ca-file=/pki/etcd-ca.crt", "--peer-cert-file=/pki/" + n + ".crt", "--peer-key-file=/pki/" + n + ".key"}
-		if err := b.run(ctx, n, cluster.RoleEtcd, b.images.Kubelab, cmd, pk, []string{"2379/tcp"}, nil); err != nil {
+		if err := b.run(ctx, n, cluster.RoleEtcd, b.images.Kubelab, cmd, pk, nil, nil); err != nil {
 			return err
 		}
 	}
+	// The host reaches etcd members and apiservers at their addresses on the
+	// lab network (only the load balancer's port is published); their
+	// certificates name "localhost" for that.
 	etcdTLS, err := tlsConfig(pk.path("etcd-ca.crt"), pk.path("etcd-client.crt"), pk.path("etcd-client.key"))
 	if err != nil {
 		return err
 	}
-	b.access.EtcdEndpoints = map[string]string{}
-	for _, n := range etcds {
-		b.access.EtcdEndpoints[n] = "https://" + b.ctrs[n].ports["2379/tcp"]
-	}
 	b.access.EtcdTLS = etcdTLS
+	b.access.EtcdDial = b.dialByName
 	say("etcd", "waiting for Raft quorum and a leader")
 	if err := waitFor(ctx, "etcd", func(ctx context.Context) error {
-		for _, ep := range b.access.EtcdEndpoints {
-			if err := etcdHealthy(ctx, ep, etcdTLS); err != nil {
+		for _, ep := range b.Access().EtcdEndpoints {
+			if err := etcdHealthy(ctx, ep, etcdTLS, b.dialByName); err != nil {
 				return err
 			}
 		}
@@ -253,7 +268,7 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 			"--service-cluster-ip-range=10.96.0.0/16", "--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
 			"--allow-privileged=true", "--profiling=false"}
 		cmd = append(cmd, b.apiserverTimings()...)
-		if err := b.run(ctx, n, cluster.RoleAPIServer, b.images.Kubelab, cmd, pk, []string{"6443/tcp"}, nil); err != nil {
+		if err := b.run(ctx, n, cluster.RoleAPIServer, b.images.Kubelab, cmd, pk, nil, nil); err != nil {
 			return err
 		}
 	}
@@ -262,13 +277,9 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 		return err
 	}
 	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: admin}}
-	b.access.APIServers = map[string]string{}
-	for _, n := range apis {
-		b.access.APIServers[n] = "https://" + b.ctrs[n].ports["6443/tcp"]
-	}
 	say("kube-apiserver", "waiting for /readyz")
 	if err := waitFor(ctx, "kube-apiserver", func(ctx context.Context) error {
-		for _, u := range b.access.APIServers {
+		for _, u := range b.Access().APIServers {
 			if err := httpOK(ctx, httpc, u+"/readyz"); err != nil {
 				return err
 			}
@@ -296,7 +307,20 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 	if err := pki.Kubeconfig(kc, "kubelab-"+b.topo.Name, lbURL, pk.path("ca.crt"), "kubelab-admin", pki.Pair{Cert: pk.path("admin.crt"), Key: pk.path("admin.key")}); err != nil {
 		return err
 	}
+	if err := setServerName(kc, "localhost"); err != nil {
+		return err
+	}
 	b.access.Kubeconfig = kc
+
+	// Cluster DNS: CoreDNS in a container on the lab network, behind the
+	// kube-dns Service (10.96.0.10, the kubelets' clusterDNS).
+	say("coredns", "starting cluster DNS")
+	if err := b.run(ctx, "coredns", cluster.RoleDNS, b.images.Kubelab, []string{"component", "coredns", "-conf", "/pki/Corefile"}, pk, nil, nil); err != nil {
+		return err
+	}
+	if err := b.publishDNS(ctx); err != nil {
+		return err
+	}
 
 	// controller-managers and schedulers talk to the LB by name.
 	var rest []string
@@ -383,6 +407,44 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 	return nil
 }
 
+// publishDNS makes the kube-dns Service and an EndpointSlice that points
+// at the CoreDNS container.
+func (b *Backend) publishDNS(ctx context.Context) error {
+	ins, err := b.cli.ContainerInspect(ctx, b.get("coredns").id, client.ContainerInspectOptions{})
+	if err != nil {
+		return err
+	}
+	ep, ok := ins.Container.NetworkSettings.Networks[b.netName]
+	if !ok || !ep.IPAddress.IsValid() {
+		return fmt.Errorf("coredns has no address on %s", b.netName)
+	}
+	cs, err := b.clientset()
+	if err != nil {
+		return err
+	}
+	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
+	_, err = cs.CoreV1().Services("kube-system").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Labels: map[string]string{"k8s-app": "kube-dns"}},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", Ports: []corev1.ServicePort{
+			{Name: "dns", Port: 53, Protocol: udp}, {Name: "dns-tcp", Port: 53, Protocol: tcp}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create kube-dns service: %w", err)
+	}
+	port, name, tname := int32(53), "dns", "dns-tcp"
+	ready := true
+	_, err = cs.DiscoveryV1().EndpointSlices("kube-system").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "kube-dns-coredns", Labels: map[string]string{discoveryv1.LabelServiceName: "kube-dns", discoveryv1.LabelManagedBy: "kubelab"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ep.IPAddress.String()}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port, Protocol: &udp}, {Name: &tname, Port: &port, Protocol: &tcp}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create kube-dns endpoints: %w", err)
+	}
+	return nil
+}
+
 func (b *Backend) leaderFlags() []string {
 	t := b.topo.Timings
 	a := []string{"--leader-elect=true"}
@@ -460,16 +522,7 @@ func (b *Backend) runWith(ctx context.Context, name string, role cluster.Role, i
 	if err != nil {
 		return fmt.Errorf("start %s: %w", name, err)
 	}
-	for _, p := range ports {
-		mp, err := c.MappedPort(ctx, p)
-		if err != nil {
-			return fmt.Errorf("%s port %s: %w", name, p, err)
-		}
-		b.mu.Lock()
-		b.ctrs[name].ports[p] = "127.0.0.1:" + mp.Port()
-		b.mu.Unlock()
-	}
-	return nil
+	return b.refreshPorts(ctx, b.get(name))
 }
 
 // startWorker starts a node container: containerd, kubelet, kube-proxy.
@@ -655,11 +708,18 @@ func (b *Backend) Components(ctx context.Context) ([]cluster.Component, error) {
 	}
 	b.mu.Unlock()
 	sort.Slice(cs, func(i, j int) bool { return order(cs[i]) < order(cs[j]) })
+	acc := b.Access()
 	out := make([]cluster.Component, 0, len(cs))
 	for _, c := range cs {
 		comp := cluster.Component{Name: c.name, Role: cluster.Role(c.role), ID: c.id[:12]}
 		for _, p := range c.ports {
 			comp.Endpoint = "https://" + p
+		}
+		if ep, ok := acc.EtcdEndpoints[c.name]; ok {
+			comp.Endpoint = ep
+		}
+		if ep, ok := acc.APIServers[c.name]; ok {
+			comp.Endpoint = ep
 		}
 		ins, err := b.cli.ContainerInspect(ctx, c.id, client.ContainerInspectOptions{})
 		switch {
@@ -680,7 +740,7 @@ func (b *Backend) Components(ctx context.Context) ([]cluster.Component, error) {
 }
 
 func order(c *ctr) string {
-	rank := map[string]string{"etcd": "0", "kube-apiserver": "1", "load-balancer": "2", "kube-controller-manager": "3", "kube-scheduler": "4", "node": "5"}
+	rank := map[string]string{"etcd": "0", "kube-apiserver": "1", "load-balancer": "2", "kube-controller-manager": "3", "kube-scheduler": "4", "dns": "5", "node": "6"}
 	return rank[c.role] + c.name
 }
 
@@ -772,13 +832,74 @@ func (b *Backend) refreshPorts(ctx context.Context, c *ctr) error {
 			c.ports[p.String()] = "127.0.0.1:" + bs[0].HostPort
 		}
 	}
-	if p, ok := c.ports["2379/tcp"]; ok && c.role == string(cluster.RoleEtcd) && b.access.EtcdEndpoints != nil {
-		b.access.EtcdEndpoints[c.name] = "https://" + p
+	ip := ""
+	if ep, ok := ins.Container.NetworkSettings.Networks[b.netName]; ok && ep.IPAddress.IsValid() {
+		ip = ep.IPAddress.String()
 	}
-	if p, ok := c.ports["6443/tcp"]; ok && c.role == string(cluster.RoleAPIServer) && b.access.APIServers != nil {
-		b.access.APIServers[c.name] = "https://" + p
+	if ip == "" {
+		return nil // not running, or partitioned: keep the last known address
+	}
+	if b.access.EtcdEndpoints == nil {
+		b.access.EtcdEndpoints, b.access.APIServers = map[string]string{}, map[string]string{}
+	}
+	if b.ips == nil {
+		b.ips = map[string]string{}
+	}
+	b.ips[c.name] = ip
+	switch cluster.Role(c.role) {
+	case cluster.RoleEtcd:
+		// By name (the member's certificate names it); dialByName finds it.
+		b.access.EtcdEndpoints[c.name] = "https://" + c.name + ":2379"
+	case cluster.RoleAPIServer:
+		b.access.APIServers[c.name] = "https://" + ip + ":6443"
 	}
 	return nil
+}
+
+// dialByName connects to "component:port" at the component's address on
+// the lab network, which the host can reach but not resolve.
+func (b *Backend) dialByName(ctx context.Context, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	ip, ok := b.ips[host]
+	b.mu.Unlock()
+	if ok {
+		host = ip
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+}
+
+// EtcdctlEnv points etcdctl at the members' addresses.
+func (b *Backend) EtcdctlEnv() map[string]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var eps []string
+	for n, ip := range b.ips {
+		if strings.HasPrefix(n, "etcd-") {
+			eps = append(eps, "https://"+ip+":2379")
+		}
+	}
+	sort.Strings(eps)
+	f := b.EtcdClientFiles()
+	return map[string]string{"ETCDCTL_ENDPOINTS": strings.Join(eps, ","), "ETCDCTL_CACERT": f[0], "ETCDCTL_CERT": f[1], "ETCDCTL_KEY": f[2],
+		// Members' certificates name them, not their addresses on the lab network.
+		"ETCDCTL_INSECURE_SKIP_TLS_VERIFY": "true"}
+}
+
+// setServerName makes a kubeconfig verify the server as name.
+func setServerName(path, name string) error {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return err
+	}
+	for _, c := range cfg.Clusters {
+		c.TLSServerName = name
+	}
+	return clientcmd.WriteToFile(*cfg, path)
 }
 
 // Partition disconnects a component from the lab network; Heal reconnects it.
@@ -951,8 +1072,9 @@ func httpOK(ctx context.Context, c *http.Client, url string) error {
 	return nil
 }
 
-func etcdHealthy(ctx context.Context, ep string, tlsCfg *tls.Config) error {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, DialTimeout: time.Second, Context: ctx, Logger: zap.NewNop()})
+func etcdHealthy(ctx context.Context, ep string, tlsCfg *tls.Config, dial func(context.Context, string) (net.Conn, error)) error {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, DialTimeout: time.Second, Context: ctx, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(dial)}})
 	if err != nil {
 		return err
 	}
@@ -1014,6 +1136,7 @@ func Open(ctx context.Context, name string, opts Options) (*Backend, error) {
 	}
 	sort.Slice(topo.Nodes, func(i, j int) bool { return topo.Nodes[i].Name < topo.Nodes[j].Name })
 	b.topo = topo.WithDefaults()
+	b.access.EtcdDial = b.dialByName
 	pk := &pkiDir{dir: filepath.Join(opts.Dir, "pki")}
 	if b.access.EtcdTLS, err = tlsConfig(pk.path("etcd-ca.crt"), pk.path("etcd-client.crt"), pk.path("etcd-client.key")); err != nil {
 		return nil, fmt.Errorf("docker cluster %q: state directory %s: %w", name, opts.Dir, err)

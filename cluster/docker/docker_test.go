@@ -126,6 +126,24 @@ func TestDockerCluster(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// A pod reaches the Service by its DNS name (CoreDNS behind kube-dns).
+	_, err = cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "client"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "client", Image: workloadHTTP, ImagePullPolicy: corev1.PullNever,
+			Env: []corev1.EnvVar{{Name: "PORT", Value: "9090"}}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = waitFor(ctx, "web.default.svc.cluster.local from a pod", func(ctx context.Context) error {
+		out, err := exec.CommandContext(ctx, bin, "kubectl", "--kubeconfig", b.Access().Kubeconfig,
+			"exec", "client", "--", "/kubelab-http", "get", "http://web.default.svc.cluster.local/").CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), "web-") {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
 	out, err := b.exec(ctx, b.get("worker-1").id, "ctr", "-n", "k8s.io", "containers", "ls")
 	if err != nil || !strings.Contains(out, "kubelab/pause") || !strings.Contains(out, "kubelab/http") {
 		t.Errorf("containerd on worker-1 lacks the pause sandbox or the app: %v\n%s", err, out)
@@ -151,16 +169,11 @@ func leftovers(t *testing.T) []string {
 	return out
 }
 
-// TestDockerKill9LeavesNothing kills `kubelab up --backend docker` with
-// SIGKILL while it boots; the next kubelab invocation must remove every
-// container, network and volume it left.
-func TestDockerKill9LeavesNothing(t *testing.T) {
-	bin := dockerOrSkip(t)
-	if l := leftovers(t); len(l) > 0 {
-		t.Skipf("kubelab containers from elsewhere are running: %v", l)
-	}
-	home := t.TempDir()
-	cmd := exec.Command(bin, "up", "--backend", "docker", "--name", "victim", "--home", home)
+// startVictim starts `kubelab up --backend docker` and returns once it
+// is booting the apiserver.
+func startVictim(t *testing.T, bin, name string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "up", "--backend", "docker", "--name", name, "--home", t.TempDir())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -172,17 +185,53 @@ func TestDockerKill9LeavesNothing(t *testing.T) {
 	for sc.Scan() {
 		t.Log(sc.Text())
 		if strings.Contains(sc.Text(), "waiting for /readyz") {
-			break
+			return cmd
 		}
 	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	if len(leftovers(t)) == 0 {
-		t.Fatal("expected containers left behind by the killed kubelab")
+	t.Fatal("kubelab up ended before booting the apiserver")
+	return nil
+}
+
+func eventuallyClean(t *testing.T, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		l := leftovers(t)
+		if len(l) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still there after %s: %v", within, l)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	out, _ := exec.Command(bin, "status", "--home", home, "--name", "nope").CombinedOutput()
-	t.Logf("next run: %s", out)
+}
+
+// TestDockerKill9LeavesNothing kills `kubelab up --backend docker` with
+// SIGKILL while it boots: its reaper removes every container, network and
+// volume; and if the reaper is killed too, the next kubelab run does.
+func TestDockerKill9LeavesNothing(t *testing.T) {
+	bin := dockerOrSkip(t)
 	if l := leftovers(t); len(l) > 0 {
-		t.Errorf("left after the next run: %v", l)
+		t.Skipf("kubelab containers from elsewhere are running: %v", l)
 	}
+	t.Run("reaper", func(t *testing.T) {
+		cmd := startVictim(t, bin, "victim")
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		eventuallyClean(t, 20*time.Second)
+	})
+	t.Run("next run sweeps", func(t *testing.T) {
+		cmd := startVictim(t, bin, "victim2")
+		_ = exec.Command("pkill", "-KILL", "-f", ReaperComponent+" --owner "+fmt.Sprint(cmd.Process.Pid)+":").Run()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		time.Sleep(time.Second)
+		if len(leftovers(t)) == 0 {
+			t.Fatal("expected containers left behind once kubelab and its reaper were killed")
+		}
+		out, _ := exec.Command(bin, "status", "--name", "nope").CombinedOutput()
+		t.Logf("next run: %s", out)
+		eventuallyClean(t, 5*time.Second)
+	})
 }

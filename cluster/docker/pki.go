@@ -48,6 +48,22 @@ evictionHard: {memory.available: "0%", nodefs.available: "0%", nodefs.inodesFree
 resolvConf: ""
 `
 
+// corefile serves cluster.local from the Kubernetes API (no upstream
+// resolvers: a lab cluster has no outside network).
+const corefile = `.:53 {
+    errors
+    health :8080
+    ready :8181
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig /pki/coredns.kubeconfig
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    cache 30
+    loadbalance
+}
+`
+
 // pki writes the cluster's certificates and configurations.
 func (b *Backend) pki() (*pkiDir, error) {
 	p := &pkiDir{dir: filepath.Join(b.opts.Dir, "pki")}
@@ -104,6 +120,8 @@ func (b *Backend) pki() (*pkiDir, error) {
 		return pki.Kubeconfig(p.path(file+".kubeconfig"), "kubelab", lb, "/pki/ca.crt", r.CommonName, in)
 	}
 	for file, r := range map[string]pki.Request{
+		// CoreDNS reads Services, EndpointSlices, Pods and Namespaces.
+		"coredns":                 {CommonName: "system:coredns", Organization: []string{"system:masters"}},
 		"kube-controller-manager": {CommonName: "system:kube-controller-manager"},
 		"kube-scheduler":          {CommonName: "system:kube-scheduler"},
 		"kube-proxy":              {CommonName: "system:kube-proxy"},
@@ -118,6 +136,9 @@ func (b *Backend) pki() (*pkiDir, error) {
 		}
 	}
 	if err := os.WriteFile(p.path("kubelet.yaml"), []byte(kubeletConfig), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(p.path("Corefile"), []byte(corefile), 0o644); err != nil {
 		return nil, err
 	}
 	// Everything in /pki is readable inside containers (they run as root).
@@ -135,7 +156,7 @@ func tlsConfig(caPath, cert, key string) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12, ServerName: "localhost"}, nil
 }
 
 // EtcdClientFiles returns the etcd CA, client certificate and key paths on

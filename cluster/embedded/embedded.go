@@ -15,7 +15,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -315,9 +317,15 @@ func (b *Backend) Access() cluster.Access {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// EtcdClientFiles returns the etcd CA, client certificate and key paths.
-func (b *Backend) EtcdClientFiles() [3]string {
+// EtcdctlEnv points etcdctl at the cluster's members.
+func (b *Backend) EtcdctlEnv() map[string]string {
+	var eps []string
+	for _, ep := range b.Access().EtcdEndpoints {
+		eps = append(eps, ep)
+	}
+	sort.Strings(eps)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return [3]string{b.st.Files["etcd-ca"], b.st.Files["etcd-client.crt"], b.st.Files["etcd-client.key"]}
+	return map[string]string{"ETCDCTL_ENDPOINTS": strings.Join(eps, ","),
+		"ETCDCTL_CACERT": b.st.Files["etcd-ca"], "ETCDCTL_CERT": b.st.Files["etcd-client.crt"], "ETCDCTL_KEY": b.st.Files["etcd-client.key"]}
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/cluster/lb"
 	"kubelab.dev/kubelab/cmd/kubelab/app"
@@ -58,6 +60,21 @@ func runComponent(name string, args []string) int {
 		if strings.Contains(a, "@HOST_IP@") {
 			args[i] = strings.ReplaceAll(a, "@HOST_IP@", hostIP())
 		}
+	}
+	if name == docker.ReaperComponent {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		owner := fs.String("owner", "", "PID:START of the process the cluster belongs to")
+		cl := fs.String("cluster", "", "cluster name")
+		dir := fs.String("dir", "", "cluster state directory")
+		eph := fs.Bool("ephemeral", false, "remove the cluster when the owner dies even after it was handed over")
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		if err := docker.Reap(context.Background(), *owner, *cl, *dir, *eph); err != nil {
+			fmt.Fprintln(os.Stderr, "kubelab-reaper:", err)
+			return 1
+		}
+		return 0
 	}
 	if name == "kubelab-lb" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,4 +1,4 @@
-// Package components links the real upstream Kubernetes, etcd and kwok
+// Package components links the real upstream Kubernetes, etcd, CoreDNS and kwok
 // programs into the kubelab binary and runs one of them by name, the way a
 // multi-call binary does.
 //
@@ -48,6 +48,7 @@ var mains = map[string]func() int{
 	"etcd":                    func() int { etcdmain.Main(os.Args); return 0 },
 	"etcdctl":                 func() int { ctlv3.MustStart(); return 0 },
 	"kwok":                    runKwok,
+	"coredns":                 runCoreDNS,
 }
 
 // Names lists the components this binary carries, sorted.

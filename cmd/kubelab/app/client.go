@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"os"
-	"strings"
 
 	"kubelab.dev/kubelab/cluster/embedded"
 )
@@ -37,14 +36,8 @@ func ClientEnv(tool string) (map[string]string, error) {
 	case "kubectl":
 		env["KUBECONFIG"] = acc.Kubeconfig
 	case "etcdctl":
-		var eps []string
-		for _, ep := range acc.EtcdEndpoints {
-			eps = append(eps, ep)
-		}
-		env["ETCDCTL_ENDPOINTS"] = strings.Join(eps, ",")
-		if f, ok := b.(interface{ EtcdClientFiles() [3]string }); ok {
-			files := f.EtcdClientFiles()
-			env["ETCDCTL_CACERT"], env["ETCDCTL_CERT"], env["ETCDCTL_KEY"] = files[0], files[1], files[2]
+		if e, ok := b.(interface{ EtcdctlEnv() map[string]string }); ok {
+			env = e.EtcdctlEnv()
 		}
 	}
 	return env, nil
