@@ -84,6 +84,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newRunCommand(g),
 		newValidateCommand(g),
 		newListCommand(g),
+		newDrillCommand(g),
 		newGradeCommand(g), newExerciseCommand(g),
 	)
 	return root
