@@ -301,7 +301,7 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 			fmt.Fprintf(&b, "**Hint:** %s\n\n", mdInline(strings.TrimSpace(c.Hint)))
 		}
 		if c.Expected != "" {
-			fmt.Fprintf(&b, "**Expected:** %s\n\n**Observed:**\n\n```\n%s\n```\n\n", mdInline(c.Expected), strings.ReplaceAll(strings.TrimSpace(c.Observed), "```", "'''"))
+			fmt.Fprintf(&b, "**Expected:** %s\n\n**Observed:**\n\n```\n%s\n```\n\n", mdExpected(c.Expected), strings.ReplaceAll(strings.TrimSpace(c.Observed), "```", "'''"))
 		} else if c.Error != "" {
 			fmt.Fprintf(&b, "```\n%s\n```\n\n", strings.ReplaceAll(c.Error, "```", "'''"))
 		}
@@ -321,6 +321,16 @@ func mdCell(s string) string {
 
 // mdInline makes text safe on one Markdown line.
 func mdInline(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// mdExpected renders an expectation as code unless it quotes commands
+// itself.
+func mdExpected(s string) string {
+	s = mdInline(s)
+	if strings.Contains(s, "`") {
+		return s
+	}
+	return "`" + s + "`"
+}
 
 // mdCode makes text safe inside `code`.
 func mdCode(s string) string { return strings.ReplaceAll(s, "`", "'") }

@@ -250,10 +250,7 @@ func sessionName(exercise, learner string) string {
 			b.WriteByte('-')
 		}
 	}
-	out := strings.Trim(b.String(), "-")
-	if len(out) > 30 {
-		out = strings.Trim(out[:30], "-")
-	}
+	out := strings.Trim(b.String(), "-") // the cluster's name is cut to length, not this one
 	if out == "" {
 		out = "exercise"
 	}
@@ -402,15 +399,15 @@ func (s *Session) describeFailure(op *Operation, or OpResult) (expected, observe
 	within := opTimeout(op).String()
 	switch {
 	case op.Wait != nil:
-		expected = fmt.Sprintf("%s to hold within %s", op.Wait.Expr, within)
+		expected = fmt.Sprintf("`%s` to hold within %s", op.Wait.Expr, within)
 	case op.Assert != nil && op.Assert.Within.Duration > 0:
-		expected = fmt.Sprintf("%s to hold within %s", op.Assert.Expr, op.Assert.Within)
+		expected = fmt.Sprintf("`%s` to hold within %s", op.Assert.Expr, op.Assert.Within)
 	case op.Assert != nil:
-		expected = op.Assert.Expr + " to hold"
+		expected = fmt.Sprintf("`%s` to hold", op.Assert.Expr)
 	case op.Error != nil && op.Error.For.Duration > 0:
-		expected = fmt.Sprintf("%s to stay false for %s", op.Error.Expr, op.Error.For)
+		expected = fmt.Sprintf("`%s` to stay false for %s", op.Error.Expr, op.Error.For)
 	case op.Error != nil:
-		expected = op.Error.Expr + " to be false"
+		expected = fmt.Sprintf("`%s` to be false", op.Error.Expr)
 	case op.Kubectl != nil:
 		expected = commandExpectation("kubectl "+strings.Join(op.Kubectl.Args, " "), op.Kubectl.ExpectError, op.Kubectl.ExpectOutput)
 	case op.Script != nil:

@@ -55,8 +55,12 @@ func Rules() []string {
 var baselineCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
 	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
 
-// maxSubmissionFiles bounds the files read from a submission directory.
-const maxSubmissionFiles = 200
+// maxSubmissionFiles and maxSubmissionBytes bound what is read from a
+// submission directory.
+const (
+	maxSubmissionFiles = 200
+	maxSubmissionBytes = 16 << 20
+)
 
 // Refusal is a part of a submission that was not applied: an object (or a
 // whole file) and the rule it broke.
@@ -200,6 +204,7 @@ type submissionReader struct {
 	s        *Submission
 	seen     map[string]string // object key -> where it was first defined
 	accepted int
+	read     int64 // bytes read so far
 }
 
 func (r *submissionReader) refuse(o *SubmittedObject, rule, format string, args ...any) {
@@ -218,7 +223,11 @@ func (r *submissionReader) file(rel string) {
 	case info.Size() > maxManifestSize:
 		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: fmt.Sprintf("too large: %d bytes, want at most %d", info.Size(), maxManifestSize)})
 		return
+	case r.read+info.Size() > maxSubmissionBytes:
+		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: fmt.Sprintf("not read: the submission's files add up to more than %d bytes", maxSubmissionBytes)})
+		return
 	}
+	r.read += info.Size()
 	data, err := os.ReadFile(full)
 	if err != nil {
 		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: err.Error()})

@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
+	"kubelab.dev/kubelab/cmd/kubelab/app"
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
@@ -222,4 +227,82 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+// TestExampleWorkflowsUseRealFlags parses the kubelab command lines of the
+// GitHub Actions examples with the real command tree, so the examples
+// cannot drift from the flags.
+func TestExampleWorkflowsUseRealFlags(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "examples", "github-actions", "*.yml"))
+	if len(files) < 2 {
+		t.Fatalf("found %d example workflows, want 2", len(files))
+	}
+	expr := regexp.MustCompile(`\$\{\{[^}]*\}\}`)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			Jobs map[string]struct {
+				Steps []struct{ Run string }
+			}
+		}
+		if err := yaml.Unmarshal(data, &wf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		graded := 0
+		for _, job := range wf.Jobs {
+			for _, st := range job.Steps {
+				_, line, ok := strings.Cut(st.Run, "bin/kubelab ")
+				if !ok {
+					continue
+				}
+				args := shellWords(expr.ReplaceAllString(line, "x"))
+				root := app.NewRootCommand(app.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+				cmd, rest, err := root.Find(args)
+				if err != nil || cmd.Name() != "grade" {
+					t.Errorf("%s: %q is not a grade command (%v)", f, line, err)
+					continue
+				}
+				if err := cmd.ParseFlags(rest); err != nil {
+					t.Errorf("%s: %q: %v", f, line, err)
+					continue
+				}
+				if n := len(cmd.Flags().Args()); n != 1 {
+					t.Errorf("%s: %q has %d positional arguments, want the exercise only", f, line, n)
+				}
+				graded++
+			}
+		}
+		if graded == 0 {
+			t.Errorf("%s runs no kubelab grade command", f)
+		}
+	}
+}
+
+// shellWords splits a command line on blanks, honouring double quotes.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, has := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, has = !quoted, true
+		case !quoted && (r == ' ' || r == '\n' || r == '\t'):
+			if has {
+				out = append(out, cur.String())
+				cur.Reset()
+				has = false
+			}
+		default:
+			cur.WriteRune(r)
+			has = true
+		}
+	}
+	if has {
+		out = append(out, cur.String())
+	}
+	return out
 }
