@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -235,5 +237,47 @@ func writeFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the exercise table of README.md")
+
+// TestExercisesREADME keeps README.md's table of exercises and sample
+// scores in step with the exercise files.
+func TestExercisesREADME(t *testing.T) {
+	const begin, end = "<!-- exercises:begin", "<!-- exercises:end -->"
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	i, j := strings.Index(readme, begin), strings.Index(readme, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the %q ... %q markers", begin, end)
+	}
+	i += strings.Index(readme[i:], "\n") + 1
+	var b strings.Builder
+	b.WriteString("\n| Exercise | Difficulty | Topics | Samples (score out of 10) |\n|---|---|---|---|\n")
+	for _, ex := range exercises(t) {
+		var samples []string
+		for _, s := range ex.Spec.Samples {
+			samples = append(samples, fmt.Sprintf("`%s` %d", s.Path, s.Score))
+		}
+		if ex.MaxScore() != 10 {
+			t.Errorf("%s: %d points; the table assumes 10", ex.File(), ex.MaxScore())
+		}
+		fmt.Fprintf(&b, "| [%s](%s/): %s | %s | %s | %s |\n", ex.Metadata.Name, ex.Metadata.Name, ex.Metadata.Title,
+			ex.Metadata.Difficulty, strings.Join(ex.Metadata.Topics, ", "), strings.Join(samples, ", "))
+	}
+	b.WriteString("\n")
+	want := readme[:i] + b.String() + readme[j:]
+	if *update {
+		if err := os.WriteFile("README.md", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if want != readme {
+		t.Errorf("README.md's exercise table is stale; rewrite it with:\n\tgo test ./exercises -run README -update")
 	}
 }
