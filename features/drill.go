@@ -127,15 +127,14 @@ func loadDrill(path string) (*Drill, error) {
 	if len(d.Scenarios) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no Scenario", path))
 	}
-	seen := map[string]bool{}
+	seen := map[int64]bool{}
 	for _, p := range gherkin.Pickles(*doc, path, ids.NewId) {
 		for _, st := range p.Steps {
 			line := lines[st.AstNodeIds[0]]
-			key := fmt.Sprintf("%d", line)
-			if seen[key] {
+			if seen[line] {
 				continue // a Background or Outline step checked once
 			}
-			seen[key] = true
+			seen[line] = true
 			switch m := matches(st.Text); len(m) {
 			case 1:
 			case 0:
