@@ -338,33 +338,48 @@ func mdCode(s string) string { return strings.ReplaceAll(s, "`", "'") }
 // Scoreboard is a batch's results: one row per learner, one column per
 // check.
 type Scoreboard struct {
-	Exercise     string            `json:"exercise"`
-	Title        string            `json:"title"`
-	Max          int               `json:"max"`
-	PassingScore int               `json:"passingScore"`
-	Checks       []ScoreboardCheck `json:"checks"`
-	Rows         []ScoreboardRow   `json:"learners"`
+	// Exercise is the exercise's name.
+	Exercise string `json:"exercise"`
+	// Title is the exercise's title.
+	Title string `json:"title"`
+	// Max is the points of all checks.
+	Max int `json:"max"`
+	// PassingScore is the score needed to pass.
+	PassingScore int `json:"passingScore"`
+	// Checks are the columns, in the exercise's order.
+	Checks []ScoreboardCheck `json:"checks"`
+	// Rows are the learners, in the order graded.
+	Rows []ScoreboardRow `json:"learners"`
 }
 
 // ScoreboardCheck is one check's column: its name and points.
 type ScoreboardCheck struct {
-	Name   string `json:"name"`
-	Points int    `json:"points"`
+	// Name is the check's name.
+	Name string `json:"name"`
+	// Points the check is worth.
+	Points int `json:"points"`
 }
 
 // ScoreboardRow is one learner's result.
 type ScoreboardRow struct {
+	// Learner names the submission.
 	Learner string `json:"learner"`
-	Score   int    `json:"score"`
-	Max     int    `json:"max"`
-	Passed  bool   `json:"passed"`
-	Status  string `json:"status"`
+	// Score is the points earned.
+	Score int `json:"score"`
+	// Max is the points of all checks.
+	Max int `json:"max"`
+	// Passed says whether Score reached the passing score.
+	Passed bool `json:"passed"`
+	// Status is Graded or GradeError.
+	Status string `json:"status"`
 	// Earned is the points of each check, in the order of Checks.
 	Earned []int `json:"earned"`
 	// Refused counts the refused objects.
-	Refused  int     `json:"refused"`
+	Refused int `json:"refused"`
+	// Duration of the grading, in seconds.
 	Duration float64 `json:"duration"`
-	Error    string  `json:"error,omitempty"`
+	// Error says why the submission could not be graded.
+	Error string `json:"error,omitempty"`
 }
 
 // NewScoreboard tabulates grades of ex.

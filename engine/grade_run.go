@@ -30,28 +30,35 @@ const (
 
 // Grade is the outcome of grading one submission.
 type Grade struct {
-	// Exercise is the exercise's name; Title and File describe it.
+	// Exercise is the exercise's name.
 	Exercise string `json:"exercise"`
-	Title    string `json:"title"`
-	File     string `json:"file"`
+	// Title is the exercise's title.
+	Title string `json:"title"`
+	// File is the exercise file.
+	File string `json:"file"`
 	// Learner names the submission (its directory name in a batch).
 	Learner string `json:"learner,omitempty"`
 	// Submission is the submission directory.
 	Submission string `json:"submission"`
-	// Status is Graded or GradeError; Error says what went wrong.
+	// Status is Graded or GradeError.
 	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
-	// Score is the points of the checks that passed, out of Max.
+	// Error says why a submission could not be graded.
+	Error string `json:"error,omitempty"`
+	// Score is the points of the checks that passed.
 	Score int `json:"score"`
-	Max   int `json:"max"`
-	// PassingScore is the score needed to pass; Passed says whether Score
-	// reached it (never when Status is GradeError).
-	PassingScore int  `json:"passingScore"`
-	Passed       bool `json:"passed"`
+	// Max is the points of all checks.
+	Max int `json:"max"`
+	// PassingScore is the score needed to pass.
+	PassingScore int `json:"passingScore"`
+	// Passed says whether Score reached PassingScore (never when Status
+	// is GradeError).
+	Passed bool `json:"passed"`
 	// TimedOut is set when the exercise's time limit ended grading; the
 	// checks that had not run scored nothing.
-	TimedOut bool          `json:"timedOut,omitempty"`
-	Started  time.Time     `json:"started"`
+	TimedOut bool `json:"timedOut,omitempty"`
+	// Started is when grading started.
+	Started time.Time `json:"started"`
+	// Duration is how long grading took, boot and teardown included.
 	Duration time.Duration `json:"duration"`
 	// BootDuration is how long the cluster took to come up.
 	BootDuration time.Duration `json:"bootDuration"`
@@ -74,37 +81,43 @@ type Grade struct {
 
 // AppliedObject is one object of the submission sent to the cluster.
 type AppliedObject struct {
-	// File is relative to the submission directory; Line is where the
-	// object starts.
+	// File is relative to the submission directory.
 	File string `json:"file"`
-	Line int    `json:"line"`
+	// Line is where the object starts in File.
+	Line int `json:"line"`
 	// Object is "Kind namespace/name".
 	Object string `json:"object"`
-	// Applied is set when the API server accepted the object; Error is
-	// its answer otherwise.
-	Applied bool   `json:"applied"`
-	Error   string `json:"error,omitempty"`
+	// Applied is set when the API server accepted the object.
+	Applied bool `json:"applied"`
+	// Error is the API server's answer when it did not.
+	Error string `json:"error,omitempty"`
 }
 
 // CheckResult is the verdict of one check.
 type CheckResult struct {
+	// Name is the check's name in the exercise.
 	Name string `json:"name"`
-	// Points the check is worth; Earned is Points when it passed, else 0.
-	Points int    `json:"points"`
-	Earned int    `json:"earned"`
+	// Points the check is worth.
+	Points int `json:"points"`
+	// Earned is Points when the check passed, else 0.
+	Earned int `json:"earned"`
+	// Status is Passed, Failed, or Skipped when grading could not be done.
 	Status Status `json:"status"`
-	// Hint and Explanation come from the exercise.
-	Hint        string `json:"hint"`
+	// Hint comes from the exercise, for failed checks.
+	Hint string `json:"hint"`
+	// Explanation comes from the exercise.
 	Explanation string `json:"explanation"`
-	// Expected and Observed describe the operation that failed: what it
-	// wanted and what the cluster showed at its last evaluation.
+	// Expected is what the failed operation wanted.
 	Expected string `json:"expected,omitempty"`
+	// Observed is what the cluster showed at its last evaluation.
 	Observed string `json:"observed,omitempty"`
 	// Error is the failing operation's full error.
-	Error    string        `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Duration is how long the check took.
 	Duration time.Duration `json:"duration"`
-	// Ops are the try operations that ran; Finally the finally ones.
-	Ops     []OpResult `json:"operations"`
+	// Ops are the try operations that ran.
+	Ops []OpResult `json:"operations"`
+	// Finally are the finally operations that ran.
 	Finally []OpResult `json:"finally,omitempty"`
 }
 
@@ -464,8 +477,10 @@ func commandExpectation(cmd string, expectError bool, expectOutput string) strin
 
 // Learner is one submission of a batch: a name and a directory.
 type Learner struct {
+	// Name is the learner's name in reports (the directory's name).
 	Name string
-	Dir  string
+	// Dir is the submission directory.
+	Dir string
 }
 
 // Learners lists the sub-directories of dir (hidden ones skipped), one
