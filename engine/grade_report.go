@@ -519,7 +519,7 @@ func WriteExerciseStatement(w io.Writer, ex *Exercise) error {
 	k := ex.Spec.Submission
 	fmt.Fprintf(&b, "## What to submit\n\nA directory of Kubernetes manifests (`*.yaml`, `*.yml`, `*.json`), at most %d objects, of these kinds: %s; in namespace %s.\n\n",
 		k.MaxObjects, strings.Join(k.Kinds, ", "), strings.Join(k.Namespaces, " or "))
-	b.WriteString("Submissions are data: nothing in them runs on the grading machine. Other kinds or namespaces, cluster-scoped objects not listed above, privileged containers, added capabilities, hostPath volumes, hostNetwork, hostPID, hostIPC and hostPort are refused (not applied), and the checks that need them fail.\n\n")
+	fmt.Fprintf(&b, "Submissions are data: nothing in them runs on the grading machine. Other kinds or namespaces, cluster-scoped objects not listed above, privileged containers, added capabilities, hostPath volumes, hostNetwork, hostPID, hostIPC, hostPort and workloads of more than %d replicas are refused (not applied), and the checks that need them fail.\n\n", MaxReplicas)
 	t := ex.Spec.Cluster
 	nodes := make([]string, 0, len(t.Nodes))
 	for _, n := range t.Nodes {

@@ -42,12 +42,20 @@ const (
 	RuleDuplicate = "duplicate"
 	// RuleTooMany: more objects than the exercise allows.
 	RuleTooMany = "too-many-objects"
+	// RuleReplicas: a workload asks for more pods than a grading cluster
+	// should hold (MaxReplicas).
+	RuleReplicas = "too-many-replicas"
 )
+
+// MaxReplicas bounds the replicas (or Job parallelism and completions) of
+// one workload of a submission: a grading cluster is small, and a
+// submission must not be able to flood it.
+const MaxReplicas = 50
 
 // Rules lists every refusal rule.
 func Rules() []string {
 	return []string{RuleFile, RuleInvalid, RuleKind, RuleClusterScoped, RuleNamespace, RulePrivileged, RuleCapabilities,
-		RuleHostPath, RuleHostNetwork, RuleHostPID, RuleHostIPC, RuleHostPort, RuleDuplicate, RuleTooMany}
+		RuleHostPath, RuleHostNetwork, RuleHostPID, RuleHostIPC, RuleHostPort, RuleReplicas, RuleDuplicate, RuleTooMany}
 }
 
 // baselineCapabilities are the capabilities the Pod Security "baseline"
@@ -292,6 +300,9 @@ func (r *submissionReader) object(rel string, o Object) {
 			r.refuse(&so, v.rule, "%s", v.msg)
 		}
 	}
+	for _, f := range replicaFields(o.Content) {
+		r.refuse(&so, RuleReplicas, "%s: %v: at most %d per workload on a grading cluster", f.path, f.value, MaxReplicas)
+	}
 	if len(r.s.Refused) > before {
 		return
 	}
@@ -336,6 +347,28 @@ func lookup(m map[string]any, path []string) (map[string]any, bool) {
 }
 
 type violation struct{ rule, msg string }
+
+type replicaField struct {
+	path  string
+	value any
+}
+
+// replicaFields lists the pod counts of a workload above MaxReplicas.
+func replicaFields(obj map[string]any) []replicaField {
+	var out []replicaField
+	for _, p := range [][]string{{"spec", "replicas"}, {"spec", "parallelism"}, {"spec", "completions"},
+		{"spec", "jobTemplate", "spec", "parallelism"}, {"spec", "jobTemplate", "spec", "completions"}} {
+		parent, ok := lookup(obj, p[:len(p)-1])
+		if !ok {
+			continue
+		}
+		v := parent[p[len(p)-1]]
+		if n, ok := v.(int); ok && n > MaxReplicas {
+			out = append(out, replicaField{strings.Join(p, "."), v})
+		}
+	}
+	return out
+}
 
 // podSecurity lists what a pod spec does that a submission may never do:
 // reach the node (host namespaces, hostPath, hostPort) or leave the

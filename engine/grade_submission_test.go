@@ -130,6 +130,10 @@ spec:
 		rules:   []string{RuleHostNetwork, RuleHostPID, RuleHostIPC, RuleCapabilities, RuleHostPort},
 		message: "p.yaml:1:1: Pod shop/p: refused (host-network): spec.hostNetwork: true shares the node's network",
 	}, {
+		name:  "a workload that would flood the cluster",
+		files: map[string]string{"d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 100000\n"},
+		rules: []string{RuleReplicas}, message: "Deployment shop/web: refused (too-many-replicas): spec.replicas: 100000: at most 50 per workload",
+	}, {
 		name:  "duplicates and too many objects",
 		files: map[string]string{"s.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: c}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: d}\n"},
 		rules: []string{RuleDuplicate, RuleTooMany}, message: "s.yaml:5:1: Service shop/a: refused (duplicate): defined twice (first at s.yaml:1)",

@@ -139,8 +139,8 @@ type ExerciseSpec struct {
 //
 // Safety rules that always apply: no privileged containers, no added
 // capabilities beyond the Pod Security "baseline" set, no hostPath
-// volumes, no hostNetwork, hostPID, hostIPC or hostPort, no symlinks, and
-// only kinds of the built-in API.
+// volumes, no hostNetwork, hostPID, hostIPC or hostPort, at most 50
+// replicas per workload, no symlinks, and only kinds of the built-in API.
 type Contract struct {
 	// Kinds lists the kinds a submission may contain, e.g. [Deployment,
 	// Service]. A cluster-scoped kind (PriorityClass, ClusterRole...) is
