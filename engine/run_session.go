@@ -51,6 +51,7 @@ func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*S
 	start := time.Now()
 	if err := be.Up(ctx, func(e cluster.Event) { log.Debug("boot", "component", e.Component, "msg", e.Message) }); err != nil {
 		x.c.Close()
+		_ = be.Down(context.WithoutCancel(ctx)) // what did start must not outlive the failed session
 		return nil, fmt.Errorf("session %s: cluster did not come up: %w", name, err)
 	}
 	res.BootDuration = time.Since(start)

@@ -95,6 +95,8 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newValidateCommand(g),
 		newListCommand(g),
 		newImagesCommand(g),
+		newDrillCommand(g),
+		newGradeCommand(g), newExerciseCommand(g),
 	)
 	return root
 }

@@ -13,6 +13,7 @@ import (
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/engine"
 )
 
 // Backend names accepted by --backend.
@@ -30,6 +31,10 @@ func newBackend(g *globals, kind string, t cluster.Topology, ephemeral bool) (cl
 	if err != nil {
 		return nil, err
 	}
+	return newBackendWith(g, kind, bin, t, ephemeral)
+}
+
+func newBackendWith(g *globals, kind, bin string, t cluster.Topology, ephemeral bool) (cluster.Backend, error) {
 	switch kind {
 	case backendEmbedded, "":
 		o := g.embeddedOpts(ephemeral)
@@ -40,6 +45,17 @@ func newBackend(g *globals, kind string, t cluster.Topology, ephemeral bool) (cl
 		return docker.New(t, docker.Options{Dir: g.dockerDir(t.Name), Binary: bin, Ephemeral: ephemeral, OwnerStart: selfStart()})
 	}
 	return nil, fmt.Errorf("unknown backend %q (want %s or %s)", kind, backendEmbedded, backendDocker)
+}
+
+// backendFor returns a factory of ephemeral clusters (labs, drills,
+// grading) on the named backend, checking the name now.
+func backendFor(g *globals, kind, bin string) (engine.NewBackend, error) {
+	switch kind {
+	case backendEmbedded, "", backendDocker:
+	default:
+		return nil, fmt.Errorf("unknown backend %q (want %s or %s)", kind, backendEmbedded, backendDocker)
+	}
+	return func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, kind, bin, t, true) }, nil
 }
 
 // openBackend attaches to a running cluster by name, on whichever backend

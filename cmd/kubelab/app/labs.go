@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 )
 
@@ -43,7 +42,10 @@ func newRunCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			backend := func(t cluster.Topology) (cluster.Backend, error) { return newBackend(g, f.backend, t, true) }
+			backend, err := backendFor(g, f.backend, bin)
+			if err != nil {
+				return err
+			}
 			r := &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Progress: engine.ConsoleProgress(g.streams.Err)}
 			var results []*engine.Result
 			for _, l := range labs {

@@ -1,0 +1,268 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/klog/v2"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/features"
+)
+
+type drillFlags struct {
+	noPrompt bool
+	keep     bool
+	reports  string
+}
+
+// ErrDrillsFailed is returned by `kubelab drill` when a scenario failed.
+var ErrDrillsFailed = errors.New("drills failed")
+
+func newDrillCommand(g *globals) *cobra.Command {
+	f := &drillFlags{}
+	cmd := &cobra.Command{
+		Use:   "drill FEATURE...",
+		Short: "Interview drills: answer a question, then watch a real cluster do it, next to the model answer",
+		Long: `Runs interview drills written as Gherkin features (see features/README.md).
+For each feature file: shows the interview question and its scenarios, lets
+you type your answer (an empty line ends it; Enter alone skips), runs the
+scenarios on a real cluster with live progress, then shows what the cluster
+actually did (leaders, faults, pod and node changes, recovery times) next
+to your answer and the model answer.
+
+There is no prompt with --no-prompt or when stdin is not a terminal.`,
+		Example: `  kubelab drill features/etcd-leader.feature
+  kubelab drill features/ --no-prompt --reports out/`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return drill(cmd.Context(), g, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.noPrompt, "no-prompt", false, "do not ask for an answer")
+	fl.BoolVar(&f.keep, "keep-on-failure", os.Getenv("KUBELAB_KEEP") == "1", "leave a failed scenario's cluster up for inspection ($KUBELAB_KEEP=1)")
+	fl.StringVar(&f.reports, "reports", "", "write cucumber JSON and JUnit XML reports of each feature to this directory")
+	return cmd
+}
+
+func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error {
+	drills, err := features.Load(args...)
+	if err != nil {
+		return err
+	}
+	if !g.verbose {
+		// client-go logs every broken watch through klog; in a drill that
+		// kills apiservers, that is the lesson, not news.
+		klog.SetLogger(logr.Discard())
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	backend, err := backendFor(g, "embedded", bin)
+	if err != nil {
+		return err
+	}
+	if f.keep {
+		// A kept cluster must outlive this process.
+		backend = func(t cluster.Topology) (cluster.Backend, error) {
+			o := g.embeddedOpts(false)
+			o.Binary = bin
+			return embedded.New(t, o)
+		}
+	}
+	if f.reports != "" {
+		if err := os.MkdirAll(f.reports, 0o755); err != nil {
+			return err
+		}
+	}
+	out := g.streams.Out
+	var answers *lineReader
+	if !f.noPrompt && isTerminal(g.streams.In) {
+		answers = newLineReader(g.streams.In)
+	}
+	failed := 0
+	for i, d := range drills {
+		fmt.Fprintf(out, "\n━━ Drill %d/%d: %s (%s)\n\n", i+1, len(drills), d.Title, d.Path)
+		fmt.Fprintf(out, "Question:\n%s\n", indentText(reflow(d.Question, 74), "  "))
+		for _, s := range d.Scenarios {
+			fmt.Fprintf(out, "\nScenario: %s\n", s.Name)
+			if s.Description != "" {
+				fmt.Fprintf(out, "%s\n", indentText(reflow(s.Description, 74), "  "))
+			}
+		}
+		var answer string
+		if answers != nil {
+			fmt.Fprintf(out, "\nYour answer (an empty line ends it; Enter alone skips):\n")
+			if answer, err = answers.readAnswer(ctx, out); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(out, "\nRunning the drill on a real cluster...\n")
+		reps, err := runDrill(ctx, g, f, engine.Runner{Backend: backend, Binary: bin, Progress: engine.ConsoleProgress(g.streams.Err)}, d)
+		if err != nil && !errors.Is(err, features.ErrFailed) {
+			return err
+		}
+		if err != nil {
+			failed++
+		}
+		showDrill(out, d, reps, answer, answers != nil)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%w: %d of %d", ErrDrillsFailed, failed, len(drills))
+	}
+	return nil
+}
+
+// runDrill runs one feature's scenarios and returns what each did.
+func runDrill(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d *features.Drill) ([]features.Report, error) {
+	var reps []features.Report
+	lib := &features.Library{Runner: &r, KeepOnFailure: f.keep, Out: g.streams.Err,
+		OnScenario: func(rep features.Report) { reps = append(reps, rep) }}
+	// Live progress comes from the engine (Runner.Progress); godog's own
+	// console output would only repeat it, so it is dropped.
+	format := "progress"
+	if f.reports != "" {
+		base := filepath.Join(f.reports, strings.TrimSuffix(filepath.Base(d.Path), filepath.Ext(d.Path)))
+		format += ",cucumber:" + base + ".cucumber.json,junit:" + base + ".junit.xml"
+	}
+	err := features.Run(ctx, lib, features.Options{Paths: []string{d.Path}, Format: format, Output: io.Discard, NoColors: true})
+	return reps, err
+}
+
+// showDrill prints what the cluster did in each scenario, then the
+// learner's answer and the model answer.
+func showDrill(w io.Writer, d *features.Drill, reps []features.Report, answer string, asked bool) {
+	for _, r := range reps {
+		status := "PASSED"
+		if r.Err != nil {
+			status = "FAILED"
+		}
+		fmt.Fprintf(w, "\nWhat the cluster did in %q (%s in %s):\n", r.Scenario, status, r.Duration.Round(100*time.Millisecond))
+		for _, e := range r.Timeline {
+			switch {
+			case e.Kind == engine.EventStep && e.Detail == "started":
+				fmt.Fprintf(w, "  %8.3fs  ▶ %s\n", e.At.Seconds(), e.Subject)
+			case e.Kind == engine.EventStep && e.Detail == string(engine.Failed):
+				fmt.Fprintf(w, "  %8.3fs  ✘ %s failed\n", e.At.Seconds(), e.Subject)
+			case e.Kind == engine.EventStep:
+			default:
+				fmt.Fprintf(w, "  %8.3fs      %-12s %s: %s\n", e.At.Seconds(), e.Kind, e.Subject, e.Detail)
+			}
+		}
+		if len(r.Recovery) > 0 {
+			fmt.Fprintf(w, "\nRecovery times:\n")
+			for _, rc := range r.Recovery {
+				fmt.Fprintf(w, "  %s\n", rc.Describe)
+			}
+		}
+		if r.Err != nil {
+			fmt.Fprintf(w, "\nThe scenario failed:\n%s\n", indentText(r.Err.Error(), "  "))
+		}
+		if r.Kubeconfig != "" {
+			fmt.Fprintf(w, "\nIts cluster is still up: export KUBECONFIG=%s\n", r.Kubeconfig)
+		}
+	}
+	if asked {
+		if answer == "" {
+			answer = "(skipped)"
+		}
+		fmt.Fprintf(w, "\nYour answer:\n%s\n", indentText(answer, "  "))
+	}
+	fmt.Fprintf(w, "\nModel answer:\n%s\n", indentText(d.ModelAnswer, "  "))
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// lineReader reads lines in the background so that a prompt can be left
+// when ctx ends (Ctrl-C does not kill the process while a read blocks).
+type lineReader struct {
+	lines chan string
+	err   chan error
+}
+
+func newLineReader(in io.Reader) *lineReader {
+	lr := &lineReader{lines: make(chan string), err: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			lr.lines <- sc.Text()
+		}
+		lr.err <- errors.Join(sc.Err(), io.EOF)
+	}()
+	return lr
+}
+
+// readAnswer reads lines until an empty one (or end of input).
+func (lr *lineReader) readAnswer(ctx context.Context, w io.Writer) (string, error) {
+	var lines []string
+	for {
+		fmt.Fprint(w, "> ")
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case err := <-lr.err:
+			lr.err <- err
+			fmt.Fprintln(w)
+			return strings.Join(lines, "\n"), nil
+		case l := <-lr.lines:
+			if strings.TrimSpace(l) == "" {
+				return strings.Join(lines, "\n"), nil
+			}
+			lines = append(lines, l)
+		}
+	}
+}
+
+// reflow joins the lines of each paragraph of s and wraps them at width.
+func reflow(s string, width int) string {
+	var paras []string
+	for _, p := range strings.Split(s, "\n\n") {
+		var b strings.Builder
+		n := 0
+		for _, word := range strings.Fields(p) {
+			switch {
+			case n == 0:
+			case n+1+len(word) > width:
+				b.WriteString("\n")
+				n = 0
+			default:
+				b.WriteString(" ")
+				n++
+			}
+			b.WriteString(word)
+			n += len(word)
+		}
+		paras = append(paras, b.String())
+	}
+	return strings.Join(paras, "\n\n")
+}
+
+func indentText(s, pad string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = pad + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}

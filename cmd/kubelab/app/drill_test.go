@@ -1,0 +1,175 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"kubelab.dev/kubelab/internal/testbin"
+)
+
+// repoRoot is the module root, where the drills' relative paths start.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// TestDrillInteractive runs `kubelab drill` on a pseudo-terminal as a
+// learner would: it waits for the prompt, types an answer, and checks
+// that the question, the cluster's timeline, the typed answer and the
+// model answer are all shown.
+func TestDrillInteractive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a real cluster; skipped with -short")
+	}
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "drill", "features/etcd-leader.feature", "--home", t.TempDir())
+	cmd.Dir = repoRoot()
+	term, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	out := &syncBuffer{}
+	copied := make(chan struct{})
+	go func() { _, _ = io.Copy(out, term); close(copied) }()
+
+	if !out.waitFor(ctx, "Your answer (") {
+		t.Fatalf("no prompt for an answer; output so far:\n%s", out)
+	}
+	const answer = "A follower times out and wins an election in a higher term."
+	if _, err := io.WriteString(term, answer+"\n\n"); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	<-copied // the pty reports EIO once the child is gone
+	got := out.String()
+	if err != nil {
+		t.Fatalf("kubelab drill: %v; output:\n%s", err, got)
+	}
+	t.Logf("kubelab drill on a terminal:\n%s", got)
+	for _, want := range []string{
+		"Question:", "What happens when the", // the question
+		"Scenario: Kill the leader of a 3-member etcd cluster",
+		"booting cluster",                                                           // live progress
+		"What the cluster did", "fault        kill: etcd-leader=etcd-", "is leader", // the timeline
+		"Recovery times:", "-> new etcd leader (etcd-",
+		"Your answer:\r\n  " + answer,
+		"Model answer:", "Raft has three roles",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q; output:\n%s", want, got)
+		}
+	}
+	if i, j := strings.Index(got, "Your answer:\r\n"), strings.Index(got, "Model answer:"); i < 0 || j < i {
+		t.Errorf("the learner's answer should come before the model answer")
+	}
+}
+
+// TestDrillWithoutTerminal checks that `kubelab drill` never prompts when
+// stdin is not a terminal, and still shows the timeline and model answer.
+func TestDrillWithoutTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a real cluster; skipped with -short")
+	}
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "drill", "features/rbac.feature", "--home", t.TempDir())
+	cmd.Dir = repoRoot()
+	cmd.Stdin = strings.NewReader("this must not be read as an answer\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubelab drill: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	got := stdout.String()
+	for _, want := range []string{"Question:", "What the cluster did", "▶ I apply:", "Model answer:", "RBAC only allows"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, got)
+		}
+	}
+	for _, unwanted := range []string{"Your answer", "this must not be read"} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("stdout has %q although stdin is not a terminal:\n%s", unwanted, got)
+		}
+	}
+	if !strings.Contains(stderr.String(), "booting cluster") {
+		t.Errorf("no live progress on stderr:\n%s", stderr.String())
+	}
+}
+
+// TestDrillRejectsUndefinedSteps checks that a drill with a misspelt step
+// fails before any cluster boots, naming the closest phrases.
+func TestDrillRejectsUndefinedSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the kubelab binary; skipped with -short")
+	}
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "drill", "features/testdata/undefined.feature", "--no-prompt", "--home", t.TempDir())
+	cmd.Dir = repoRoot()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("kubelab drill of an undefined step: %v, want a failure; output:\n%s", err, out)
+	}
+	for _, want := range []string{`"I kil the etcd leader" matches no phrase`, "When I kill|stop|start|restart|pause|resume the etcd leader"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if bytes.Contains(out, []byte("booting cluster")) {
+		t.Errorf("a cluster was booted for a drill that cannot run:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls until the output contains want or ctx ends.
+func (s *syncBuffer) waitFor(ctx context.Context, want string) bool {
+	for !strings.Contains(s.String(), want) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return true
+}

@@ -1,0 +1,333 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"kubelab.dev/kubelab/engine"
+)
+
+// ErrNotPassed is returned by `kubelab grade` when a submission scored
+// below the exercise's passing score.
+var ErrNotPassed = errors.New("below the passing score")
+
+// ErrNotGraded is returned by `kubelab grade` when a submission could not
+// be graded (the cluster did not come up, the exercise's setup failed).
+var ErrNotGraded = errors.New("could not grade")
+
+type gradeFlags struct {
+	submission  string
+	submissions string
+	learner     string
+	parallel    int
+	backend     string
+	junit       string
+	json        string
+	markdown    string
+	out         string
+	keep        bool
+	timeline    bool
+}
+
+func newGradeCommand(g *globals) *cobra.Command {
+	f := &gradeFlags{}
+	cmd := &cobra.Command{
+		Use:   "grade EXERCISE (--submission DIR | --submissions DIR)",
+		Short: "Grade submissions of an exercise on real clusters: score, and a reason for every lost point",
+		Long: `Grade boots the exercise's cluster, runs its setup, applies the submission's
+manifests (refusing what breaks the exercise's contract or a safety rule),
+runs every check and adds up the points. EXERCISE is an exercise directory
+or its exercise.yaml.
+
+With --submission, it grades one directory and exits non-zero when the score
+is below the passing score. With --submissions, it grades every
+sub-directory (one per learner) on isolated clusters, --parallel at a time,
+and writes a scoreboard (CSV and JSON) and one report per learner to --out;
+it exits non-zero only when a submission could not be graded.
+
+The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
+		Example: `  kubelab grade exercises/spread-replicas --submission my-answer/
+  kubelab grade exercises/pdb-drain --submission . --junit grade.xml --json grade.json --markdown grade.md
+  kubelab grade exercises/rbac-least-privilege --submissions class-2026/ --parallel 2 --out grades/`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (f.submission == "") == (f.submissions == "") {
+				return errors.New("want exactly one of --submission DIR and --submissions DIR")
+			}
+			ex, err := engine.LoadExercise(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := gradeRunner(g, f)
+			if err != nil {
+				return err
+			}
+			if f.submission != "" {
+				return gradeOne(cmd, g, f, r, ex)
+			}
+			return gradeBatch(cmd, g, f, r, ex)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.submission, "submission", "", "grade this directory of manifests")
+	fl.StringVar(&f.submissions, "submissions", "", "grade every sub-directory of this directory (one per learner)")
+	fl.StringVar(&f.learner, "learner", "", "name the learner in reports (--submission; default: none)")
+	fl.IntVar(&f.parallel, "parallel", 2, "submissions graded at a time (--submissions)")
+	fl.StringVar(&f.backend, "backend", "embedded", "where the clusters run: embedded")
+	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report (one testcase per check) to this file")
+	fl.StringVar(&f.json, "json", "", "write a JSON report (--submission) to this file")
+	fl.StringVar(&f.markdown, "markdown", "", "write a Markdown summary to this file")
+	fl.StringVar(&f.out, "out", "grades", "directory for the scoreboard and per-learner reports (--submissions)")
+	fl.BoolVar(&f.keep, "keep-on-failure", false, "leave the cluster of a submission that did not pass up for inspection")
+	fl.BoolVar(&f.timeline, "timeline", false, "print the timeline of each grading")
+	return cmd
+}
+
+func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	backend, err := backendFor(g, f.backend, bin)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Progress: engine.ConsoleProgress(g.streams.Err)}, nil
+}
+
+// gradeOne grades --submission and writes its reports; the error says
+// whether it passed.
+func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, ex *engine.Exercise) error {
+	sub, err := engine.ReadSubmission(f.submission, &ex.Spec.Submission)
+	if err != nil {
+		return err
+	}
+	gr, err := r.Grade(cmd.Context(), ex, sub, f.learner)
+	if err != nil {
+		return err
+	}
+	printGrade(g.streams.Out, gr, f.timeline)
+	md := func(w io.Writer) error { return engine.WriteGradeMarkdown(w, gr) }
+	if err := errors.Join(
+		writeFile(f.junit, func(w io.Writer) error { return engine.WriteGradeJUnit(w, []*engine.Grade{gr}) }),
+		writeFile(f.json, func(w io.Writer) error { return engine.WriteGradeJSON(w, gr) }),
+		writeFile(f.markdown, md),
+		appendStepSummary(md),
+	); err != nil {
+		return err
+	}
+	switch {
+	case gr.Status == engine.GradeError:
+		return fmt.Errorf("%w: %s", ErrNotGraded, gr.Error)
+	case !gr.Passed:
+		return fmt.Errorf("%s: score %d/%d is %w %d", ex.Metadata.Name, gr.Score, gr.Max, ErrNotPassed, gr.PassingScore)
+	}
+	return nil
+}
+
+// gradeBatch grades every learner of --submissions and writes the
+// scoreboard and per-learner reports.
+func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, ex *engine.Exercise) error {
+	learners, err := engine.Learners(f.submissions)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.streams.Err, "grading %d submissions of %s, %d at a time\n", len(learners), ex.Metadata.Name, max(f.parallel, 1))
+	grades, err := r.GradeAll(cmd.Context(), ex, learners, f.parallel)
+	for _, gr := range grades {
+		printGrade(g.streams.Out, gr, f.timeline)
+	}
+	if err != nil {
+		return err
+	}
+	sb := engine.NewScoreboard(ex, grades)
+	fmt.Fprintln(g.streams.Out)
+	if err := sb.WriteTable(g.streams.Out); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	errs := []error{
+		writeFile(filepath.Join(f.out, "scoreboard.csv"), sb.WriteCSV),
+		writeFile(filepath.Join(f.out, "scoreboard.json"), sb.WriteJSON),
+		writeFile(f.junit, func(w io.Writer) error { return engine.WriteGradeJUnit(w, grades) }),
+		writeFile(f.markdown, sb.WriteMarkdown),
+		appendStepSummary(sb.WriteMarkdown),
+	}
+	for _, gr := range grades {
+		base := filepath.Join(f.out, reportName(gr.Learner))
+		errs = append(errs,
+			writeFile(base+".json", func(w io.Writer) error { return engine.WriteGradeJSON(w, gr) }),
+			writeFile(base+".md", func(w io.Writer) error { return engine.WriteGradeMarkdown(w, gr) }))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.streams.Out, "\nscoreboard: %s, %s\n", filepath.Join(f.out, "scoreboard.csv"), filepath.Join(f.out, "scoreboard.json"))
+	failed := 0
+	for _, gr := range grades {
+		if gr.Status == engine.GradeError {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%w %d of %d submissions", ErrNotGraded, failed, len(grades))
+	}
+	return nil
+}
+
+func printGrade(w io.Writer, gr *engine.Grade, timeline bool) {
+	engine.WriteGradeSummary(w, gr)
+	if timeline {
+		fmt.Fprintf(w, "\nTimeline:\n")
+		for _, e := range gr.Timeline {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+}
+
+// reportName makes a learner's name safe as a file name.
+func reportName(learner string) string {
+	r := strings.NewReplacer("/", "_", "\\", "_", "..", "_")
+	if n := r.Replace(learner); n != "" {
+		return n
+	}
+	return "submission"
+}
+
+// writeFile writes path with fn ("" = do nothing).
+func writeFile(path string, fn func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// appendStepSummary appends to $GITHUB_STEP_SUMMARY when it is set.
+func appendStepSummary(fn func(io.Writer) error) error {
+	path := os.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("job summary: %w", err)
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("job summary %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func newExerciseCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "exercise",
+		Short: "Show, scaffold, validate and list graded exercises",
+	}
+	cmd.AddCommand(newExerciseShowCommand(g), newExerciseInitCommand(g), newExerciseValidateCommand(g), newExerciseListCommand(g))
+	return cmd
+}
+
+func newExerciseShowCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "show EXERCISE",
+		Short:   "Print an exercise's statement for learners (Markdown): the task, what to submit, how it is graded",
+		Example: `  kubelab exercise show exercises/pdb-drain > TASK.md`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ex, err := engine.LoadExercise(args[0])
+			if err != nil {
+				return err
+			}
+			return engine.WriteExerciseStatement(g.streams.Out, ex)
+		},
+	}
+}
+
+func newExerciseInitCommand(g *globals) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:     "init NAME",
+		Short:   "Scaffold a new exercise: exercise.yaml, solution/ and wrong/ samples that grade as documented",
+		Example: `  kubelab exercise init rolling-update --dir exercises`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := engine.InitExercise(dir, args[0]); err != nil {
+				return err
+			}
+			root := filepath.Join(dir, args[0])
+			fmt.Fprintf(g.streams.Out, "created %s\n  edit %s, then check it with:\n  kubelab exercise validate %s\n  kubelab grade %s --submission %s\n",
+				root, filepath.Join(root, engine.ExerciseFile), root, root, filepath.Join(root, "solution"))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "directory to create the exercise in")
+	return cmd
+}
+
+func newExerciseValidateCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate EXERCISE...",
+		Short: "Check exercises (schema, operations, contract, samples' refusals and scores) without booting anything",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var errs []error
+			for _, a := range args {
+				ex, err := engine.LoadExercise(a)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintf(g.streams.Out, "%s: ok (%s, %d checks, %d points, %d samples)\n", ex.File(), ex.Metadata.Name, len(ex.Spec.Checks), ex.MaxScore(), len(ex.Spec.Samples))
+			}
+			return errors.Join(errs...)
+		},
+	}
+}
+
+func newExerciseListCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list [DIR]",
+		Short: "List the exercises under DIR (default exercises): name, title, points, difficulty",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "exercises"
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			files, err := filepath.Glob(filepath.Join(dir, "*", engine.ExerciseFile))
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "EXERCISE\tTITLE\tPOINTS\tDIFFICULTY\n")
+			var errs []error
+			for _, file := range files {
+				ex, err := engine.LoadExercise(file)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", ex.Dir(), ex.Metadata.Title, ex.MaxScore(), ex.Metadata.Difficulty)
+			}
+			return errors.Join(w.Flush(), errors.Join(errs...))
+		},
+	}
+}

@@ -1,0 +1,273 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// LoadExercise reads and checks an exercise: path is an exercise file or
+// a directory holding exercise.yaml. See LoadExerciseBytes.
+func LoadExercise(path string) (*Exercise, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, ExerciseFile)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load exercise: %w", err)
+	}
+	return LoadExerciseBytes(path, data)
+}
+
+// LoadExerciseBytes decodes and checks the content of an exercise file as
+// strictly as a lab file (Load): unknown fields, wrong types, invalid
+// values, setup and check operations (their targets, manifests and
+// expressions), the contract's kinds and namespaces, check names, the
+// passing score and the samples' directories and documented scores are
+// all checked, and every problem is reported with its file:line:column in
+// a *Problems.
+//
+// On success the defaults are filled in: spec.timeout (10m), the
+// topology's defaults, the contract's namespaces ([default]) and
+// maxObjects (20), every operation's timeout.
+func LoadExerciseBytes(path string, data []byte) (*Exercise, error) {
+	probs := &Problems{}
+	root := parseExercise(path, data, probs)
+	if root == nil {
+		return nil, probs.orNil()
+	}
+	ex := &Exercise{file: path}
+	d := newDecoder(path, probs)
+	d.decode(root, reflect.ValueOf(ex).Elem(), "")
+	if d.budget >= 0 {
+		c := newChecker(d, filepath.Dir(path), data)
+		c.exercise(ex)
+	}
+	if err := probs.orNil(); err != nil {
+		return nil, err
+	}
+	return ex, nil
+}
+
+// parseExercise is parse with messages that speak of an exercise.
+func parseExercise(path string, data []byte, probs *Problems) *yaml.Node {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err == nil {
+		switch {
+		case len(doc.Content) == 0 || isNull(doc.Content[0]):
+			probs.add(path, Pos{Line: 1, Column: 1}, "", "empty file: want an exercise (apiVersion: %s, kind: %s)", APIVersion, KindExercise)
+			return nil
+		case doc.Content[0].Kind != yaml.MappingNode:
+			probs.add(path, nodePos(doc.Content[0]), "", "wrong type: want an exercise (a mapping), found %s", describeNode(doc.Content[0]))
+			return nil
+		}
+	}
+	return parse(path, data, probs)
+}
+
+// exercise checks a decoded exercise beyond its shape and fills defaults.
+func (c *checker) exercise(ex *Exercise) {
+	if v := ex.APIVersion; v != "" && v != APIVersion {
+		c.errorAt("apiVersion", "want %q, found %q", APIVersion, v)
+	}
+	if v := ex.Kind; v != "" && v != KindExercise {
+		c.errorAt("kind", "want %q, found %q", KindExercise, v)
+	}
+	if v := ex.Metadata.Name; v != "" && (len(v) > 63 || !dnsLabelRE.MatchString(v)) {
+		c.errorAt("metadata.name", "invalid name %q: want a DNS label (lower-case letters, digits and '-', at most 63 characters)", v)
+	}
+	if v := ex.Metadata.Difficulty; v != "" && !slices.Contains([]string{"easy", "medium", "hard"}, v) {
+		c.errorAt("metadata.difficulty", "invalid difficulty %q: want easy, medium or hard", v)
+	}
+	s := &ex.Spec
+	c.cluster(&s.Cluster)
+	if s.Timeout.Duration == 0 {
+		s.Timeout.Duration = DefaultExerciseTimeout
+	}
+	c.contract(&s.Submission)
+	c.checks(s.Checks)
+	eachExerciseOp(ex, func(op *Operation, path string) {
+		if r := op.Record; r != nil && identifierRE.MatchString(r.Name) && !c.reserved[r.Name] {
+			if _, dup := c.recorded[r.Name]; !dup {
+				c.recorded[r.Name] = c.at(path + ".record.name")
+			}
+		}
+	})
+	eachExerciseOp(ex, c.operation)
+	ex.bindings = c.bindings
+	total := ex.MaxScore()
+	if len(s.Checks) > 0 && total == 0 {
+		c.errorAt("spec.checks", "every check is worth 0 points: give at least one some points")
+	}
+	if s.PassingScore > total {
+		c.errorAt("spec.passingScore", "passing score %d is more than the %d points of the checks", s.PassingScore, total)
+	}
+	c.samples(ex, total)
+}
+
+// eachExerciseOp calls fn for every operation in the order they run:
+// setup, then each check's try and finally.
+func eachExerciseOp(ex *Exercise, fn func(op *Operation, path string)) {
+	for i := range ex.Spec.Setup {
+		fn(&ex.Spec.Setup[i], fmt.Sprintf("spec.setup[%d]", i))
+	}
+	for i := range ex.Spec.Checks {
+		ch := &ex.Spec.Checks[i]
+		for j := range ch.Try {
+			fn(&ch.Try[j], fmt.Sprintf("spec.checks[%d].try[%d]", i, j))
+		}
+		for j := range ch.Finally {
+			fn(&ch.Finally[j], fmt.Sprintf("spec.checks[%d].finally[%d]", i, j))
+		}
+	}
+}
+
+func (c *checker) contract(k *Contract) {
+	const p = "spec.submission"
+	if k.Kinds != nil && len(k.Kinds) == 0 {
+		c.errorAt(p+".kinds", "want at least one kind")
+	}
+	seen := map[string]bool{}
+	for i, kind := range k.Kinds {
+		at := fmt.Sprintf("%s.kinds[%d]", p, i)
+		info, known := builtinKinds[kind]
+		switch {
+		case kind == "":
+		case !known:
+			c.errorAt(at, "unknown kind %q: want a built-in kind such as Deployment%s", kind, suggest(kind, allowableKinds()))
+		case info.never:
+			c.errorAt(at, "kind %s can never be allowed in a submission: it changes the cluster's own machinery or reaches outside it", kind)
+		case seen[kind]:
+			c.errorAt(at, "duplicate kind %q", kind)
+		}
+		seen[kind] = true
+	}
+	if len(k.Namespaces) == 0 {
+		k.Namespaces = []string{"default"}
+	}
+	nsSeen := map[string]bool{}
+	for i, ns := range k.Namespaces {
+		at := fmt.Sprintf("%s.namespaces[%d]", p, i)
+		switch {
+		case ns == "":
+		case len(ns) > 63 || !dnsLabelRE.MatchString(ns):
+			c.errorAt(at, "invalid namespace %q: want a DNS label", ns)
+		case strings.HasPrefix(ns, "kube-"):
+			c.errorAt(at, "namespace %q belongs to the cluster: submissions may not write there", ns)
+		case nsSeen[ns]:
+			c.errorAt(at, "duplicate namespace %q", ns)
+		}
+		nsSeen[ns] = true
+	}
+	switch {
+	case k.MaxObjects == 0:
+		k.MaxObjects = DefaultMaxObjects
+	case k.MaxObjects > maxMaxObjects:
+		c.errorAt(p+".maxObjects", "want at most %d, got %d", maxMaxObjects, k.MaxObjects)
+	}
+}
+
+func (c *checker) checks(checks []Check) {
+	if checks != nil && len(checks) == 0 {
+		c.errorAt("spec.checks", "want at least one check")
+	}
+	first := map[string]Pos{}
+	for i := range checks {
+		ch, p := &checks[i], fmt.Sprintf("spec.checks[%d]", i)
+		ch.pos = c.at(p)
+		if at, dup := first[ch.Name]; dup && ch.Name != "" {
+			c.errorAt(p+".name", "duplicate check name %q (first at line %d)", ch.Name, at.Line)
+		} else {
+			first[ch.Name] = ch.pos
+		}
+		if ch.Try != nil && len(ch.Try) == 0 {
+			c.errorAt(p+".try", "want at least one operation")
+		}
+	}
+}
+
+// samples checks that every sample directory exists and that its
+// documented score is consistent with the checks it fails.
+func (c *checker) samples(ex *Exercise, total int) {
+	names := map[string]int{}
+	for _, ch := range ex.Spec.Checks {
+		names[ch.Name] = ch.Points
+	}
+	var checkNames []string
+	for _, ch := range ex.Spec.Checks {
+		checkNames = append(checkNames, ch.Name)
+	}
+	paths := map[string]bool{}
+	for i, s := range ex.Spec.Samples {
+		p := fmt.Sprintf("spec.samples[%d]", i)
+		switch full := filepath.Join(c.dir, s.Path); {
+		case s.Path == "":
+		case filepath.IsAbs(s.Path) || strings.HasPrefix(filepath.Clean(s.Path), ".."):
+			c.errorAt(p+".path", "path %q: want a directory inside the exercise directory", s.Path)
+		case paths[filepath.Clean(s.Path)]:
+			c.errorAt(p+".path", "duplicate sample %q", s.Path)
+		default:
+			if st, err := os.Stat(full); err != nil || !st.IsDir() {
+				c.errorAt(p+".path", "sample directory %q not found (looked for %s)", s.Path, full)
+			} else {
+				c.sampleRefusals(&ex.Spec.Submission, full, s, p)
+			}
+		}
+		paths[filepath.Clean(s.Path)] = true
+		lost, ok := 0, true
+		for j, f := range s.Fails {
+			pts, known := names[f]
+			if !known {
+				c.errorAt(fmt.Sprintf("%s.fails[%d]", p, j), "unknown check %q%s", f, suggest(f, checkNames))
+				ok = false
+			}
+			lost += pts
+		}
+		for j, r := range s.Refused {
+			if !slices.Contains(Rules(), r) {
+				c.errorAt(fmt.Sprintf("%s.refused[%d]", p, j), "unknown rule %q: want one of %s%s", r, strings.Join(Rules(), ", "), suggest(r, Rules()))
+			}
+		}
+		if ok && total > 0 && s.Score != total-lost {
+			c.errorAt(p+".score", "score %d does not match the checks it fails: %d points minus %d lost = %d", s.Score, total, lost, total-lost)
+		}
+	}
+}
+
+// sampleRefusals reads a sample against the contract (no cluster needed)
+// and checks that it is refused exactly what the sample documents.
+func (c *checker) sampleRefusals(k *Contract, dir string, s Sample, p string) {
+	sub, err := ReadSubmission(dir, k)
+	if err != nil {
+		c.errorAt(p+".path", "%v", err)
+		return
+	}
+	var got []string
+	for _, r := range sub.Refused {
+		got = append(got, r.Rule)
+	}
+	if slices.Equal(got, s.Refused) {
+		return
+	}
+	at := p + ".refused"
+	if s.Refused == nil {
+		at = p + ".path"
+	}
+	var why []string
+	for _, r := range sub.Refused {
+		why = append(why, r.Error())
+	}
+	c.errorAt(at, "the sample is refused %s, documented %s:\n\t%s", listOrNone(got), listOrNone(s.Refused), strings.Join(why, "\n\t"))
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "nothing"
+	}
+	return "[" + strings.Join(l, ", ") + "]"
+}

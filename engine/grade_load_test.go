@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadExerciseValid(t *testing.T) {
+	files, err := filepath.Glob("testdata/exercise/valid-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no valid fixtures: %v", err)
+	}
+	for _, f := range files {
+		ex, err := LoadExercise(f)
+		if err != nil {
+			t.Errorf("LoadExercise(%s):\n%v", f, err)
+			continue
+		}
+		eachExerciseOp(ex, func(op *Operation, path string) {
+			if op.Pos().Line == 0 || op.Timeout.Duration <= 0 {
+				t.Errorf("%s: %s has no position or timeout", f, path)
+			}
+		})
+	}
+}
+
+func TestLoadExerciseDefaults(t *testing.T) {
+	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.MaxScore(); got != 5 {
+		t.Errorf("MaxScore = %d, want 5", got)
+	}
+	if got := ex.PassingScore(); got != 4 {
+		t.Errorf("PassingScore = %d, want 4", got)
+	}
+	if ex.Timeout() != 3*time.Minute || ex.Spec.Cluster.Workers != 2 || len(ex.Spec.Cluster.Nodes) != 2 {
+		t.Errorf("timeout %s, topology %+v", ex.Timeout(), ex.Spec.Cluster)
+	}
+	if ex.Spec.Submission.DefaultNamespace() != "shop" || ex.Spec.Submission.MaxObjects != 5 {
+		t.Errorf("contract %+v", ex.Spec.Submission)
+	}
+	if ex.Spec.Checks[0].Pos().Line != 27 {
+		t.Errorf("first check at line %d, want 27", ex.Spec.Checks[0].Pos().Line)
+	}
+	if _, ok := ex.bindings["nodesBefore"]; !ok {
+		t.Errorf("binding recorded in setup not known: %v", ex.bindings)
+	}
+
+	min, err := LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: m, title: M}
+spec:
+  statement: S
+  submission: {kinds: [Pod]}
+  checks:
+  - {name: a, points: 2, hint: h, explanation: e, try: [{assert: {expr: 'true'}}]}
+  - {name: b, points: 3, hint: h, explanation: e, try: [{sleep: {duration: 1s}}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if min.PassingScore() != 5 || min.Timeout() != DefaultExerciseTimeout || !slices.Equal(min.Spec.Submission.Namespaces, []string{"default"}) ||
+		min.Spec.Submission.MaxObjects != DefaultMaxObjects || min.Spec.Checks[1].Try[0].Timeout.Duration != 31*time.Second {
+		t.Errorf("defaults not filled: %+v", min.Spec)
+	}
+}
+
+func TestLoadExerciseDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := InitExercise(dir, "my-task"); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := LoadExercise(filepath.Join(dir, "my-task"))
+	if err != nil {
+		t.Fatalf("a scaffolded exercise does not load:\n%v", err)
+	}
+	if ex.Metadata.Name != "my-task" || len(ex.Spec.Samples) < 2 {
+		t.Errorf("scaffold: name %q, %d samples", ex.Metadata.Name, len(ex.Spec.Samples))
+	}
+	if err := InitExercise(dir, "my-task"); err == nil {
+		t.Errorf("InitExercise overwrote an existing exercise")
+	}
+	if err := InitExercise(dir, "Not A Name"); err == nil {
+		t.Errorf("InitExercise accepted an invalid name")
+	}
+}
+
+func TestLoadExerciseInvalid(t *testing.T) {
+	files, err := filepath.Glob("testdata/exercise/invalid-*.yaml")
+	if err != nil || len(files) < 8 {
+		t.Fatalf("%d invalid fixtures (%v), want at least 8", len(files), err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			wants := readWants(t, f)
+			if len(wants) == 0 {
+				t.Fatalf("%s has no # want: lines", f)
+			}
+			ex, err := LoadExercise(f)
+			var ps *Problems
+			if !errors.As(err, &ps) {
+				t.Fatalf("LoadExercise = %v, %v; want *Problems", ex, err)
+			}
+			for i := range max(len(wants), len(ps.List)) {
+				switch {
+				case i >= len(ps.List):
+					t.Errorf("missing problem %s:%d:%d: %s", wants[i].file, wants[i].line, wants[i].col, wants[i].text)
+				case i >= len(wants):
+					t.Errorf("unexpected problem %s", ps.List[i].Error())
+				default:
+					p, w := ps.List[i], wants[i]
+					if p.File != w.file || p.Line != w.line || p.Column != w.col || !strings.Contains(p.Error(), w.text) {
+						t.Errorf("problem %d:\n got %s\nwant %s:%d:%d: ...%s...", i, p.Error(), w.file, w.line, w.col, w.text)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sampleGrade is a grade with every kind of content a report shows: a
+// refusal, an object the API server rejected, an ignored file, a passed
+// check and failed ones (an expression, a command, a check not run).
+func sampleGrade() (*Exercise, *Grade) {
+	ex := &Exercise{Metadata: ExerciseMetadata{Name: "spread", Title: "Spread | replicas"}, Spec: ExerciseSpec{
+		PassingScore: 4,
+		Checks: []Check{
+			{Name: "three ready replicas", Points: 2}, {Name: "one per node", Points: 3},
+			{Name: "can-i", Points: 1}, {Name: "survives a node", Points: 2},
+		},
+	}}
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	g := &Grade{
+		Exercise: "spread", Title: "Spread | replicas", File: "exercises/spread/exercise.yaml", Learner: "alice",
+		Submission: "class/alice", Status: Graded, Score: 2, Max: 8, PassingScore: 4, Started: start,
+		Duration: 42 * time.Second, BootDuration: 5 * time.Second,
+		Refused: []Refusal{{File: "debug.yaml", Line: 1, Column: 1, Object: "Pod default/debug", Rule: RulePrivileged,
+			Message: `container "sh" sets securityContext.privileged: true`}},
+		Objects: []AppliedObject{
+			{File: "web.yaml", Line: 1, Object: "Deployment default/web", Applied: true},
+			{File: "web.yaml", Line: 20, Object: "Service default/web", Error: `Service "web" is invalid: spec.ports: Required value`},
+		},
+		Ignored: []string{"README.md"},
+		Checks: []CheckResult{
+			{Name: "three ready replicas", Points: 2, Earned: 2, Status: Passed, Hint: "h1", Explanation: "e1", Duration: time.Second},
+			{Name: "one per node", Points: 3, Status: Failed, Hint: "Look at\n  anti-affinity.", Explanation: "Replicas on one node die together.",
+				Expected: "`len(uniq(map(pods(\"app=web\"), .node))) == 3` to hold within 10s",
+				Observed: "  len(uniq(map(pods(\"app=web\"), .node))) = 1", Error: "wait (exercise.yaml:60): expected ...", Duration: 10 * time.Second,
+				Ops: []OpResult{{Kind: "wait", Summary: "wait len(...) == 3", Status: Failed, Duration: 10 * time.Second}}},
+			{Name: "can-i", Points: 1, Status: Failed, Hint: "Grant read verbs only.", Explanation: "e3",
+				Expected: "`kubectl auth can-i delete pods` to fail with output matching /^no/", Observed: "it succeeded; output: yes"},
+			{Name: "survives a node", Points: 2, Status: Failed, Hint: "h4", Explanation: "e4",
+				Error: "not run: the exercise's time limit of 5m0s was reached"},
+		},
+		Timeline: []TimelineEvent{{At: time.Second, Kind: EventStep, Subject: "one per node", Detail: "started"}},
+	}
+	return ex, g
+}
+
+// TestGradeReports compares each report of a sample grade with its golden
+// file (testdata/exercise/golden; rewrite them with -update).
+func TestGradeReports(t *testing.T) {
+	ex, g := sampleGrade()
+	sb := NewScoreboard(ex, []*Grade{g, {Learner: "bob", Status: GradeError, Max: 8, Error: "cluster did not come up\nmore"}})
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"summary.txt":    func(b *bytes.Buffer) error { WriteGradeSummary(b, g); return nil },
+		"summary.md":     func(b *bytes.Buffer) error { return WriteGradeMarkdown(b, g) },
+		"junit.xml":      func(b *bytes.Buffer) error { return WriteGradeJUnit(b, []*Grade{g}) },
+		"grade.json":     func(b *bytes.Buffer) error { return WriteGradeJSON(b, g) },
+		"scoreboard.csv": func(b *bytes.Buffer) error { return sb.WriteCSV(b) },
+		"scoreboard.md":  func(b *bytes.Buffer) error { return sb.WriteMarkdown(b) },
+		"scoreboard.txt": func(b *bytes.Buffer) error { return sb.WriteTable(b) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := write(&b); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "exercise", "golden", name)
+			if *update {
+				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (create it with -update)", err)
+			}
+			if got := b.String(); got != string(want) {
+				t.Errorf("%s differs from %s (rewrite with -update if intended):\n%s", name, golden, got)
+			}
+		})
+	}
+}
+
+func TestExerciseStatementHidesTheAnswers(t *testing.T) {
+	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteExerciseStatement(&b, ex); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"# Every field of an exercise", "Run a Deployment **web** with 2 replicas.",
+		"of these kinds: Deployment, Service, PriorityClass; in namespace shop or default", "| survives a node | 3 |",
+		"worker nodes worker-1, worker-2", "Passing score: 4 of 5. Time limit: 3m."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("statement lacks %q:\n%s", want, out)
+		}
+	}
+	for _, secret := range []string{"Spread them.", "Teachers only.", "samples/", "nodeDown"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("statement shows %q, which is for teachers:\n%s", secret, out)
+		}
+	}
+}

@@ -1,0 +1,283 @@
+// Package exercises holds kubelab's graded exercises, one directory each:
+// exercise.yaml (the statement, cluster, contract and checks), solution/
+// (the reference, full marks) and wrong/ answers that lose documented
+// points. The tests grade every sample of every exercise on real embedded
+// clusters and check the exact score, the failed checks and the refused
+// objects each one is documented to get, so an exercise cannot rot.
+package exercises
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/enginetest"
+)
+
+// exercises loads every shipped exercise.
+func exercises(t *testing.T) []*engine.Exercise {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("*", engine.ExerciseFile))
+	if len(files) < 6 {
+		t.Fatalf("found %d exercises, want at least 6", len(files))
+	}
+	var out []*engine.Exercise
+	for _, f := range files {
+		ex, err := engine.LoadExercise(f)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		out = append(out, ex)
+	}
+	return out
+}
+
+func TestExercisesLoad(t *testing.T) {
+	for _, ex := range exercises(t) {
+		if filepath.Base(ex.Dir()) != ex.Metadata.Name {
+			t.Errorf("%s: directory %s, want it named after the exercise", ex.File(), ex.Dir())
+		}
+		var hasSolution, hasWrong bool
+		for _, s := range ex.Spec.Samples {
+			hasSolution = hasSolution || s.Path == "solution" && s.Score == ex.MaxScore()
+			hasWrong = hasWrong || strings.HasPrefix(s.Path, "wrong/") && s.Score < ex.MaxScore()
+		}
+		if !hasSolution || !hasWrong {
+			t.Errorf("%s: want a solution sample with full marks and at least one wrong/ sample with fewer", ex.File())
+		}
+	}
+}
+
+// TestExerciseSamples grades every sample of every exercise and checks it
+// gets exactly its documented score, failed checks and refusals.
+func TestExerciseSamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grades on real clusters; skipped with -short")
+	}
+	for _, ex := range exercises(t) {
+		for _, s := range ex.Spec.Samples {
+			t.Run(ex.Metadata.Name+"/"+s.Path, func(t *testing.T) {
+				t.Parallel()
+				g := grade(t, ex, filepath.Join(ex.Dir(), s.Path), "")
+				if g.Status != engine.Graded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) || !slices.Equal(g.RefusedRules(), s.Refused) {
+					t.Errorf("%s: got %s %d/%d, failed %q, refused %q; want %d/%d, failed %q, refused %q%s",
+						s.Path, g.Status, g.Score, g.Max, g.Failed(), g.RefusedRules(), s.Score, g.Max, s.Fails, s.Refused, report(g))
+					return
+				}
+				t.Logf("%s: %d/%d in %s (cluster up in %s)", s.Path, g.Score, g.Max, g.Duration.Round(100e6), g.BootDuration.Round(100e6))
+			})
+		}
+	}
+}
+
+// grade grades one submission directory on a fresh embedded cluster.
+func grade(t *testing.T, ex *engine.Exercise, dir, learner string) *engine.Grade {
+	t.Helper()
+	sub, err := engine.ReadSubmission(dir, &ex.Spec.Submission)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := enginetest.Runner(t).Grade(context.WithoutCancel(t.Context()), ex, sub, learner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// report is a grade's summary and timeline, for failure messages.
+func report(g *engine.Grade) string {
+	var b strings.Builder
+	engine.WriteGradeSummary(&b, g)
+	b.WriteString("\ntimeline:\n")
+	for _, e := range g.Timeline {
+		b.WriteString("  " + e.String() + "\n")
+	}
+	return b.String()
+}
+
+// TestBatchScoreboard grades four learners' submissions two at a time, on
+// isolated clusters, and checks every cell of the scoreboard.
+func TestBatchScoreboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grades on real clusters; skipped with -short")
+	}
+	ex, err := engine.LoadExercise("rbac-least-privilege")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	copyDir(t, filepath.Join(ex.Dir(), "solution"), filepath.Join(root, "alice"))
+	copyDir(t, filepath.Join(ex.Dir(), "wrong", "wildcard"), filepath.Join(root, "bob"))
+	copyDir(t, filepath.Join(ex.Dir(), "wrong", "cluster-role"), filepath.Join(root, "carol"))
+	// dave hands in a privileged debugging pod and notes: both refused
+	// (a Pod is not allowed, and privileged never is), nothing applied.
+	writeFile(t, filepath.Join(root, "dave", "debug.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: debug, namespace: shop}\nspec:\n  containers:\n  - {name: sh, image: busybox, securityContext: {privileged: true}}\n")
+	writeFile(t, filepath.Join(root, "dave", "NOTES.md"), "I ran out of time.\n")
+
+	learners, err := engine.Learners(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grades, err := enginetest.Runner(t).GradeAll(context.WithoutCancel(t.Context()), ex, learners, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if got := maxOverlap(grades); got != 2 {
+		t.Errorf("at most %d gradings ran at the same time, want exactly 2 (--parallel 2)", got)
+	}
+	var csvOut, jsonOut strings.Builder
+	sb := engine.NewScoreboard(ex, grades)
+	if err := sb.WriteCSV(&csvOut); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.WriteJSON(&jsonOut); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(csvOut.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"learner", "score", "max", "passed", "status", "refused", "duration_seconds",
+			"the ServiceAccount exists (1)", "it can list and watch pods (2)", "it can read pod logs (1)", "it can read report-config (1)",
+			"it cannot read other ConfigMaps (2)", "it cannot change anything (2)", "no Secrets, nothing outside shop (1)", "error"},
+		{"alice", "10", "10", "true", "graded", "0", "*", "1", "2", "1", "1", "2", "2", "1", ""},
+		{"bob", "5", "10", "false", "graded", "0", "*", "1", "2", "1", "1", "0", "0", "0", ""},
+		{"carol", "1", "10", "false", "graded", "2", "*", "1", "0", "0", "0", "0", "0", "0", ""},
+		{"dave", "0", "10", "false", "graded", "2", "*", "0", "0", "0", "0", "0", "0", "0", ""},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("scoreboard has %d rows, want %d:\n%s", len(rows), len(want), csvOut.String())
+	}
+	for i := range want {
+		for j := range want[i] {
+			if j >= len(rows[i]) || want[i][j] != "*" && rows[i][j] != want[i][j] {
+				t.Errorf("scoreboard row %d:\n got %q\nwant %q", i, rows[i], want[i])
+				break
+			}
+		}
+	}
+	var board struct {
+		Exercise string `json:"exercise"`
+		Max      int    `json:"max"`
+		Learners []struct {
+			Learner string `json:"learner"`
+			Score   int    `json:"score"`
+			Passed  bool   `json:"passed"`
+			Earned  []int  `json:"earned"`
+		} `json:"learners"`
+	}
+	if err := json.Unmarshal([]byte(jsonOut.String()), &board); err != nil {
+		t.Fatal(err)
+	}
+	if board.Exercise != "rbac-least-privilege" || board.Max != 10 || len(board.Learners) != 4 ||
+		board.Learners[0].Learner != "alice" || !board.Learners[0].Passed || board.Learners[3].Score != 0 ||
+		!slices.Equal(board.Learners[1].Earned, []int{1, 2, 1, 1, 0, 0, 0}) {
+		t.Errorf("scoreboard JSON:\n%s", jsonOut.String())
+	}
+	dave := grades[3]
+	if !slices.Equal(dave.RefusedRules(), []string{"kind-not-allowed", "privileged"}) || len(dave.Objects) != 0 ||
+		!slices.Equal(dave.Ignored, []string{"NOTES.md"}) || !strings.Contains(dave.Refused[1].Error(), "debug.yaml:1:1: Pod shop/debug: refused (privileged)") {
+		t.Errorf("dave: refused %v, applied %v, ignored %v", dave.Refused, dave.Objects, dave.Ignored)
+	}
+	for _, g := range grades {
+		t.Logf("%s: %d/%d, %s .. %s", g.Learner, g.Score, g.Max, g.Started.Format("15:04:05.0"), g.Started.Add(g.Duration).Format("15:04:05.0"))
+	}
+}
+
+// maxOverlap is the largest number of gradings that were running at the
+// same moment.
+func maxOverlap(grades []*engine.Grade) int {
+	best := 0
+	for _, a := range grades {
+		n := 0
+		for _, b := range grades {
+			if !b.Started.After(a.Started) && b.Started.Add(b.Duration).After(a.Started) {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	return best
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		writeFile(t, filepath.Join(to, rel), string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the exercise table of README.md")
+
+// TestExercisesREADME keeps README.md's table of exercises and sample
+// scores in step with the exercise files.
+func TestExercisesREADME(t *testing.T) {
+	const begin, end = "<!-- exercises:begin", "<!-- exercises:end -->"
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	i, j := strings.Index(readme, begin), strings.Index(readme, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md lacks the %q ... %q markers", begin, end)
+	}
+	i += strings.Index(readme[i:], "\n") + 1
+	var b strings.Builder
+	b.WriteString("\n| Exercise | Difficulty | Topics | Samples (score out of 10) |\n|---|---|---|---|\n")
+	for _, ex := range exercises(t) {
+		var samples []string
+		for _, s := range ex.Spec.Samples {
+			samples = append(samples, fmt.Sprintf("`%s` %d", s.Path, s.Score))
+		}
+		if ex.MaxScore() != 10 {
+			t.Errorf("%s: %d points; the table assumes 10", ex.File(), ex.MaxScore())
+		}
+		fmt.Fprintf(&b, "| [%s](%s/): %s | %s | %s | %s |\n", ex.Metadata.Name, ex.Metadata.Name, ex.Metadata.Title,
+			ex.Metadata.Difficulty, strings.Join(ex.Metadata.Topics, ", "), strings.Join(samples, ", "))
+	}
+	b.WriteString("\n")
+	want := readme[:i] + b.String() + readme[j:]
+	if *update {
+		if err := os.WriteFile("README.md", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if want != readme {
+		t.Errorf("README.md's exercise table is stale; rewrite it with:\n\tgo test ./exercises -run README -update")
+	}
+}

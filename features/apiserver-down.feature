@@ -1,0 +1,52 @@
+Feature: What happens when the apiserver dies
+  Question: The only kube-apiserver of a cluster crashes. What keeps
+  working, what stops, and what happens when it comes back?
+
+  Model answer:
+    The apiserver is the only component that talks to etcd; kubectl,
+    controllers, the scheduler and the kubelets only talk to it. While it is
+    down:
+    - Running Pods are not affected. Containers keep running; each kubelet
+      keeps them going with what it already knows, and Services keep
+      working through the rules kube-proxy already programmed.
+    - Nothing can be created, changed or deleted: every kubectl write fails.
+    - Controllers and the scheduler can neither watch nor write, so no Pod
+      is created, scheduled or replaced. Their informers keep their last
+      cache and retry.
+    - Kubelets cannot report status or renew their node leases. After an
+      outage longer than the node monitor grace period, nodes can be marked
+      NotReady once the apiserver is back (the node lifecycle controller
+      holds back evictions when most nodes go silent at once).
+    - The scheduler and controller-manager cannot renew their leader Lease.
+      After renewDeadline (10s) they give up leadership and exit, on
+      purpose: two leaders must never act at once. Their supervisor (the
+      kubelet, for static Pods) restarts them, and they take the Lease again
+      once the apiserver answers.
+    Recovery: in an HA control plane the load balancer sends clients to the
+    other apiservers and nobody notices. With a single apiserver, restart it
+    and check its connection to etcd. Once it is back, every client lists
+    and watches again, and the controllers reconcile to the desired state,
+    so work requested afterwards happens right away.
+
+  Scenario: Kill the only apiserver, then start it again
+    The expressions read the cluster through informers, which keep their
+    cache while the apiserver is gone: that is the last known state. Nothing
+    supervises the components here, so the drill restarts the scheduler and
+    controller-manager itself, as a kubelet would.
+
+    Given a lab cluster with 2 workers
+    When I apply the file "manifests/web.yaml"
+    Then within 30s 3 pods labelled "app=web" are Running
+    When I kill every apiserver
+    Then the expression "none(apiservers(), .ready)" holds within 10s
+    And kubectl "create deployment more --image=kubelab/http:dev --request-timeout=5s" fails
+    And kubectl "create configmap during-outage --from-literal=written=no --request-timeout=5s" fails
+    And the expression "len(pods('app=web')) == 3 && all(pods('app=web'), .phase == 'Running')" stays true for 10s
+    And the expression "component('kube-scheduler-1').state == 'exited' && component('kube-controller-manager-1').state == 'exited'" holds within 30s
+    When I start every apiserver
+    Then the expression "all(apiservers(), .ready)" holds within 60s
+    When I start every scheduler
+    And I start every controller-manager
+    And I scale deployment "web" to 5 replicas
+    Then within 60s 5 pods labelled "app=web" are Running
+    And kubectl "get configmap during-outage" fails with "NotFound|not found"

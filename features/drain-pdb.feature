@@ -1,0 +1,61 @@
+Feature: Cordon and drain with a PodDisruptionBudget
+  Question: You must take a node down for maintenance. How do you move its
+  Pods off safely, and how does a PodDisruptionBudget protect the
+  application while you do?
+
+  Model answer:
+    kubectl cordon marks the node unschedulable (spec.unschedulable): no new
+    Pods land there, running ones stay. kubectl drain cordons, then evicts
+    every Pod on the node (skipping DaemonSet and mirror Pods) through the
+    Eviction API, not with plain deletes. The apiserver checks each eviction
+    against the PodDisruptionBudgets that select the Pod: it is allowed only
+    if the budget still has disruptions to spare (currentHealthy minus
+    minAvailable, kept in the PDB's status by the disruption controller);
+    otherwise it answers 429 Too Many Requests and drain waits and retries.
+    Meanwhile the ReplicaSet replaces each evicted Pod on another node;
+    once the replacement is Ready the budget allows the next eviction. So a
+    Deployment of 3 with minAvailable 2 is drained one Pod at a time and
+    never has fewer than 2 ready Pods. Drain finishes when the node is
+    empty; uncordon it after the maintenance.
+    Budgets are voluntary-disruption protection only (drains, autoscaler
+    scale-downs), not against node crashes; a PDB that allows no
+    disruptions (minAvailable equal to replicas) blocks a drain forever.
+
+  Scenario: Drain the node that runs every replica, under minAvailable 2
+    The other workers are cordoned while the Deployment starts, so all 3
+    replicas run on worker-1; the check of ready Pods runs in the background
+    during the whole drain.
+
+    Given a lab cluster with 3 workers
+    When I cordon node "worker-2"
+    And I cordon node "worker-3"
+    And I apply:
+      """
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web, labels: {app: web}}
+      spec:
+        replicas: 3
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers: [{name: web, image: kubelab/http:dev}]
+      ---
+      apiVersion: policy/v1
+      kind: PodDisruptionBudget
+      metadata: {name: web}
+      spec:
+        minAvailable: 2
+        selector: {matchLabels: {app: web}}
+      """
+    Then within 30s 3 pods labelled "app=web" are Running on node "worker-1"
+    When I uncordon node "worker-2"
+    And I uncordon node "worker-3"
+    And I keep checking for 90s that the expression "len(filter(pods('app=web'), .ready && !.deleting)) >= 2" holds
+    And I drain node "worker-1"
+    Then the drain was held back by a PodDisruptionBudget
+    And the expression "node('worker-1').unschedulable" holds
+    And within 30s no pod labelled "app=web" runs on node "worker-1"
+    And within 30s 3 pods labelled "app=web" are Running
+    And the expression held the whole time

@@ -1,0 +1,39 @@
+Feature: etcd leader failover
+  Question: etcd runs as a 3-member Raft cluster. What happens when the
+  leader dies, how long until writes work again, and what happens when the
+  old leader comes back?
+
+  Model answer:
+    Raft has three roles. The leader takes every write, appends it to its
+    log and replicates it to the followers; an entry is committed once a
+    majority (2 of 3) has it, and only then is the write acknowledged. The
+    leader sends heartbeats; followers that hear nothing for an election
+    timeout (about 1s in etcd) become candidates, start an election in a
+    new, higher term and win with the votes of a majority.
+
+    So when the leader is killed: for about one election timeout nothing
+    can be committed, then one follower becomes leader in term + 1. The
+    apiservers' etcd clients (which know every member) retry on the new
+    leader, and writes succeed again within a couple of seconds. Nothing
+    acknowledged is lost, because every acknowledged write was already on
+    a majority, and a candidate whose log lacks committed entries cannot
+    win a vote.
+
+    3 members tolerate 1 failure, 5 tolerate 2; an even count adds
+    replication cost without adding tolerance. When the old leader
+    restarts it sees the higher term, rejoins as a follower and catches up
+    from the leader's log (or a snapshot).
+
+  Scenario: Kill the leader of a 3-member etcd cluster
+    The timeline shows the kill, the moment the cluster had no leader, and
+    the new leader in a higher term.
+
+    Given a lab cluster with 3 etcd members
+    And within 30s the etcd cluster has quorum
+    When I kill the etcd leader
+    Then within 10s a new etcd leader is elected
+    And kubectl "create configmap after-failover --from-literal=written=yes" succeeds
+    And kubectl "get configmap after-failover -o jsonpath={.data.written}" prints "^yes$"
+    When I start every etcd member
+    Then within 30s 3 etcd members are reachable
+    And the expression "raft.leader != etcdBefore.leader && all(raft.members, .term == raft.term)" holds within 20s

@@ -1,0 +1,51 @@
+Feature: RBAC: who may do what
+  Question: A ServiceAccount must be able to read Pods in its namespace but
+  not delete them. How do you grant that, and how do you check it?
+
+  Model answer:
+    After authentication (who is asking: here the ServiceAccount
+    system:serviceaccount:default:reader, proven by its token) comes
+    authorization, usually RBAC. RBAC only allows; there are no deny rules,
+    and anything not granted is forbidden.
+    - A Role lists rules (API groups, resources, verbs such as get, list,
+      watch, create, delete) within one namespace; a ClusterRole does the
+      same cluster-wide or for reuse.
+    - A RoleBinding grants a Role (or ClusterRole) to subjects (users,
+      groups, ServiceAccounts) in its namespace; a ClusterRoleBinding grants
+      everywhere. Aggregated ClusterRoles combine others by label.
+    So: a Role pod-reader with verbs get, list, watch on pods, and a
+    RoleBinding of it to the ServiceAccount. Check with kubectl auth can-i
+    (a SubjectAccessReview), impersonating the subject with --as. Follow
+    least privilege: no wildcards, no cluster-wide grants where a namespace
+    is enough; over-broad bindings are a classic security hole, missing
+    ones a classic outage.
+
+  Scenario: A ServiceAccount that may read Pods but not delete them
+    Given a lab cluster
+    When I apply:
+      """
+      apiVersion: v1
+      kind: ServiceAccount
+      metadata: {name: reader}
+      ---
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: Role
+      metadata: {name: pod-reader}
+      rules:
+      - apiGroups: [""]
+        resources: [pods]
+        verbs: [get, list, watch]
+      ---
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata: {name: reader-reads-pods}
+      subjects: [{kind: ServiceAccount, name: reader, namespace: default}]
+      roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
+      """
+    Then within 15s kubectl "auth can-i list pods --as=system:serviceaccount:default:reader" prints "^yes$"
+    When I run kubectl "auth can-i delete pods --as=system:serviceaccount:default:reader"
+    Then it fails
+    And the output matches "^no$"
+    And kubectl "get pods --as=system:serviceaccount:default:reader" succeeds
+    And kubectl "delete pod anything --as=system:serviceaccount:default:reader" fails with "Forbidden.*cannot delete resource"
+    And kubectl "auth can-i list pods -n kube-system --as=system:serviceaccount:default:reader" fails with "^no$"
