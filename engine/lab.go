@@ -358,7 +358,8 @@ type AssertOp struct {
 	// Expr is a boolean expression.
 	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
 	// Within, when set, lets the expression become true within this
-	// duration; otherwise it must hold at once.
+	// duration; otherwise it must hold now: as of the watch-fed view, which
+	// is given up to 1s to catch up with the lab's own latest writes.
 	Within cluster.Duration `json:"within,omitzero" yaml:"within,omitempty"`
 }
 
@@ -367,7 +368,8 @@ type ErrorOp struct {
 	// Expr is a boolean expression that must be false.
 	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
 	// For, when set, requires the expression to stay false for this whole
-	// duration; otherwise it is checked once.
+	// duration; otherwise it must be false now (the view is given up to 1s
+	// to catch up with the lab's own latest writes).
 	For cluster.Duration `json:"for,omitzero" yaml:"for,omitempty"`
 }
 

@@ -153,34 +153,60 @@ func (x *run) assert(ctx context.Context, c *assertions.Compiled, within time.Du
 		defer cancel()
 		return x.wait(wctx, c)
 	}
-	ok, err := assertions.Holds(c, x.live, x.bindings)
-	if ok {
-		return nil
+	// "Now" is as of the watch-fed view, which may be a watch event behind
+	// the lab's own last write: allow it watchLag to catch up.
+	wctx, cancel := context.WithTimeout(ctx, watchLag)
+	defer cancel()
+	if err := x.wait(wctx, c); err != nil {
+		var cf *CheckFailure
+		if errors.As(err, &cf) && ctx.Err() == nil {
+			// Not a wait: report it as "does not hold", with any evaluation error.
+			_, cf.Cause = assertions.Holds(c, x.live, x.bindings)
+			cf.Waited = 0
+		}
+		return err
 	}
-	return &CheckFailure{Expr: c.Source, Want: "to hold", Observed: assertions.Explain(c, x.live, x.bindings), Cause: err}
+	return nil
 }
 
-// refute checks c is false now, or stays false for d.
+// watchLag is how long a check of "now" gives the watch-fed view to catch
+// up with writes the lab has just made.
+const watchLag = time.Second
+
+// refute checks c is false now (allowing the view watchLag to catch up),
+// or that it stays false for d.
 func (x *run) refute(ctx context.Context, c *assertions.Compiled, d time.Duration) error {
 	start := time.Now()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
+	settle := time.NewTimer(watchLag)
+	defer settle.Stop()
+	var deadline <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		deadline = t.C
+	}
 	tick := time.NewTicker(pollEvery(c))
 	defer tick.Stop()
+	held := func() error {
+		return &CheckFailure{Expr: c.Source, Want: "not to hold", Waited: time.Since(start),
+			Observed: assertions.Explain(c, x.live, x.bindings), Cause: errors.New("it held")}
+	}
 	for {
 		ok, err := assertions.Holds(c, x.live, x.bindings)
-		if err != nil {
+		switch {
+		case err != nil:
 			return &CheckFailure{Expr: c.Source, Want: "not to hold", Waited: time.Since(start), Cause: err}
-		}
-		if ok {
-			return &CheckFailure{Expr: c.Source, Want: "not to hold", Waited: time.Since(start),
-				Observed: assertions.Explain(c, x.live, x.bindings), Cause: errors.New("it held")}
-		}
-		if d == 0 {
+		case ok && d > 0:
+			return held()
+		case !ok && d == 0:
 			return nil
 		}
 		select {
-		case <-deadline.C:
+		case <-settle.C:
+			if d == 0 {
+				return held() // still true after the view caught up
+			}
+		case <-deadline:
 			return nil
 		case <-ctx.Done():
 			return fmt.Errorf("checking %s stays false for %s: %w", c.Source, d, ctx.Err())

@@ -195,7 +195,7 @@ func (b *Backend) waitOne(ctx context.Context, p *procSpec, check func(context.C
 	var last error
 	for {
 		if !procAlive(p.PID, b.name, p.Name) {
-			return fmt.Errorf("%s exited while starting; last lines of %s:\n%s", p.Name, p.Log, tail(p.Log, 15))
+			return fmt.Errorf("%s exited while starting%s; last lines of %s:\n%s", p.Name, exitNote(p.PID), p.Log, tail(p.Log, 15))
 		}
 		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
 		last = check(cctx, p)

@@ -134,7 +134,19 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 		}
 	}()
 	say("cluster", "generating certificates and plan")
-	if err := b.plan(); err != nil {
+	// Ports are picked while holding the home's lock and recorded in the
+	// state before it is released, so clusters booting side by side never
+	// pick the same ones.
+	unlock, err := b.opts.Home.lock()
+	if err != nil {
+		return err
+	}
+	err = b.plan()
+	if err == nil {
+		err = b.opts.Home.save(b.name, b.st)
+	}
+	unlock()
+	if err != nil {
 		return err
 	}
 	if err := b.boot(ctx, say); err != nil {

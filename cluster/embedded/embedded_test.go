@@ -426,6 +426,7 @@ func TestKill9OrphansAreSweptByNextRun(t *testing.T) {
 func TestDownAllRemovesEveryCluster(t *testing.T) {
 	bin := binary(t)
 	home := t.TempDir()
+	t.Cleanup(func() { _, _ = Home(home).RemoveAll(context.Background()) })
 	for _, name := range []string{"one", "two"} {
 		out, err := exec.Command(bin, "up", "--home", home, "--name", name).CombinedOutput()
 		if err != nil {

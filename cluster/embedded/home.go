@@ -151,6 +151,10 @@ func (h Home) Sweep(ctx context.Context) ([]string, error) {
 	var errs []error
 	for _, n := range names {
 		st, err := h.load(n)
+		if errors.Is(err, ErrNotFound) && young(h.Dir(n)) {
+			known[n] = true // being created: Up writes state.json right after the directory
+			continue
+		}
 		if err != nil || !ownerAlive(st) {
 			if err := h.remove(ctx, n); err != nil {
 				errs = append(errs, err)
@@ -165,9 +169,54 @@ func (h Home) Sweep(ctx context.Context) ([]string, error) {
 		if p.Home != string(h) || known[p.Cluster] {
 			continue
 		}
+		// The cluster may have been created since the directory listing
+		// above (another kubelab booting next to this one): look again.
+		if st, err := h.load(p.Cluster); err == nil && ownerAlive(st) {
+			continue
+		}
+		if young(h.Dir(p.Cluster)) {
+			continue
+		}
 		_ = kill(ctx, p.PID, p.Cluster, p.Component)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// lock takes an exclusive lock on the home (a file lock, so it holds
+// across kubelab processes) and returns its release.
+func (h Home) lock() (func(), error) {
+	if err := os.MkdirAll(string(h), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(string(h), ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", h, err)
+	}
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// usedPorts lists the ports recorded by every cluster in h.
+func (h Home) usedPorts() map[int]bool {
+	used := map[int]bool{}
+	names, _ := h.Clusters()
+	for _, n := range names {
+		if st, err := h.load(n); err == nil {
+			for _, p := range st.Ports {
+				used[p] = true
+			}
+		}
+	}
+	return used
+}
+
+// young reports whether a directory was made in the last minute.
+func young(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && time.Since(st.ModTime()) < time.Minute
 }
 
 // remove kills every process of cluster name and deletes its directory.

@@ -33,10 +33,14 @@ var (
 func signal(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }
 
 // freePorts picks n distinct free ports on 127.0.0.1 below the kernel's
-// ephemeral range (32768+), so outgoing connections never take them.
-func freePorts(n int) ([]int, error) {
+// ephemeral range (32768+), so outgoing connections never take them, and
+// not in used (ports other clusters recorded but may not listen on yet).
+func freePorts(n int, used map[int]bool) ([]int, error) {
 	var out []int
 	seen := map[int]bool{}
+	for p := range used {
+		seen[p] = true
+	}
 	for tries := 0; len(out) < n && tries < 5000; tries++ {
 		p := 20000 + rand.IntN(12000)
 		if seen[p] {
@@ -68,14 +72,17 @@ func (b *Backend) plan() error {
 		}
 	}
 	nports := 2*t.Etcd + t.APIServers + t.Schedulers + t.ControllerManagers + 1
-	ports, err := freePorts(nports)
+	ports, err := freePorts(nports, b.opts.Home.usedPorts())
 	if err != nil {
 		return err
+	}
+	b.st.Ports = map[string]int{}
+	for i, p := range ports {
+		b.st.Ports[fmt.Sprint(i)] = p
 	}
 	next := func() int { p := ports[0]; ports = ports[1:]; return p }
 	files := map[string]string{}
 	b.st.Files = files
-	b.st.Ports = map[string]int{}
 
 	ca, err := pki.NewCA(pkiDir, "ca", "kubelab-"+b.name+"-ca")
 	if err != nil {

@@ -74,8 +74,32 @@ type procSpec struct {
 // them and tell "exited" from "still running" without racing on PIDs.
 var children = struct {
 	sync.Mutex
-	exited map[int]chan struct{}
-}{exited: map[int]chan struct{}{}}
+	m map[int]*child
+}{m: map[int]*child{}}
+
+type child struct {
+	done chan struct{}
+	err  error // from Wait, once done is closed
+}
+
+// exitNote describes how a child of this process ended ("" if unknown).
+func exitNote(pid int) string {
+	children.Lock()
+	c, ok := children.m[pid]
+	children.Unlock()
+	if !ok {
+		return ""
+	}
+	select {
+	case <-c.done:
+		if c.err == nil {
+			return " (exit status 0)"
+		}
+		return " (" + c.err.Error() + ")"
+	default:
+		return ""
+	}
+}
 
 // startProc starts spec as a child process tagged with the cluster name.
 // ephemeral children die with this process (Pdeathsig).
@@ -117,13 +141,13 @@ func startProc(self, home, cluster string, spec *procSpec, ephemeral bool) error
 		return fmt.Errorf("start %s: %w", spec.Name, err)
 	}
 	spec.PID, spec.Stopped = cmd.Process.Pid, false
-	ch := make(chan struct{})
+	c := &child{done: make(chan struct{})}
 	children.Lock()
-	children.exited[spec.PID] = ch
+	children.m[spec.PID] = c
 	children.Unlock()
 	go func() {
-		_ = cmd.Wait()
-		close(ch)
+		c.err = cmd.Wait()
+		close(c.done)
 	}()
 	return nil
 }
@@ -135,13 +159,17 @@ func procAlive(pid int, cluster, component string) bool {
 		return false
 	}
 	children.Lock()
-	ch, mine := children.exited[pid]
+	c, mine := children.m[pid]
 	children.Unlock()
 	if mine {
+		// Our own child: Wait says when it ends. (Its /proc entry is no
+		// witness right after start: while the kernel finishes exec the
+		// environment reads empty.)
 		select {
-		case <-ch:
+		case <-c.done:
 			return false
 		default:
+			return true
 		}
 	}
 	st := procState(pid)
@@ -149,6 +177,9 @@ func procAlive(pid int, cluster, component string) bool {
 		return false
 	}
 	env := procEnv(pid)
+	if len(env) == 0 && st == "D" {
+		return true // mid-exec: the environment is not readable yet
+	}
 	return env[envCluster] == cluster && env[envComponent] == component
 }
 
