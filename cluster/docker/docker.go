@@ -12,7 +12,6 @@ package docker
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -36,9 +35,6 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +42,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/internal/probe"
 	"kubelab.dev/kubelab/cluster/pki"
 )
 
@@ -244,7 +241,7 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 	say("etcd", "waiting for Raft quorum and a leader")
 	if err := waitFor(ctx, "etcd", func(ctx context.Context) error {
 		for _, ep := range b.Access().EtcdEndpoints {
-			if err := etcdHealthy(ctx, ep, etcdTLS, b.dialByName); err != nil {
+			if err := probe.EtcdLeader(ctx, ep, etcdTLS, b.dialByName); err != nil {
 				return err
 			}
 		}
@@ -267,7 +264,7 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 			"--service-account-key-file=/pki/sa.pub", "--service-account-signing-key-file=/pki/sa.key",
 			"--service-cluster-ip-range=10.96.0.0/16", "--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
 			"--allow-privileged=true", "--profiling=false"}
-		cmd = append(cmd, b.apiserverTimings()...)
+		cmd = append(cmd, b.topo.Timings.APIServerFlags()...)
 		if err := b.run(ctx, n, cluster.RoleAPIServer, b.images.Kubelab, cmd, pk, nil, nil); err != nil {
 			return err
 		}
@@ -280,7 +277,7 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 	say("kube-apiserver", "waiting for /readyz")
 	if err := waitFor(ctx, "kube-apiserver", func(ctx context.Context) error {
 		for _, u := range b.Access().APIServers {
-			if err := httpOK(ctx, httpc, u+"/readyz"); err != nil {
+			if err := probe.HTTPOK(ctx, httpc, u+"/readyz"); err != nil {
 				return err
 			}
 		}
@@ -300,7 +297,7 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 	}
 	lbURL := "https://" + b.ctrs["load-balancer"].ports["6443/tcp"]
 	say("load-balancer", "waiting for /readyz through HAProxy")
-	if err := waitFor(ctx, "load-balancer", func(ctx context.Context) error { return httpOK(ctx, httpc, lbURL+"/readyz") }); err != nil {
+	if err := waitFor(ctx, "load-balancer", func(ctx context.Context) error { return probe.HTTPOK(ctx, httpc, lbURL+"/readyz") }); err != nil {
 		return b.withLogs(ctx, err, "load-balancer")
 	}
 	kc := filepath.Join(b.opts.Dir, "admin.kubeconfig")
@@ -334,10 +331,7 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 			"--service-account-private-key-file=/pki/sa.key", "--root-ca-file=/pki/ca.crt",
 			"--cluster-signing-cert-file=/pki/ca.crt", "--cluster-signing-key-file=/pki/ca.key",
 			"--service-cluster-ip-range=10.96.0.0/16", "--cluster-cidr=10.244.0.0/16", "--allocate-node-cidrs=true", "--node-cidr-mask-size=24"},
-			b.leaderFlags()...)
-		if g := b.topo.Timings.NodeMonitorGracePeriod.Duration; g > 0 {
-			cmd = append(cmd, "--node-monitor-grace-period="+g.String(), "--node-monitor-period=1s")
-		}
+			b.topo.Timings.ControllerManagerFlags()...)
 		if err := b.run(ctx, n, cluster.RoleControllerManager, b.images.Kubelab, cmd, pk, nil, nil); err != nil {
 			return err
 		}
@@ -346,7 +340,7 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 		n := fmt.Sprintf("kube-scheduler-%d", i)
 		rest = append(rest, n)
 		cmd := append([]string{"component", "kube-scheduler", "--kubeconfig=/pki/kube-scheduler.kubeconfig",
-			"--authentication-kubeconfig=/pki/kube-scheduler.kubeconfig", "--authorization-kubeconfig=/pki/kube-scheduler.kubeconfig"}, b.leaderFlags()...)
+			"--authentication-kubeconfig=/pki/kube-scheduler.kubeconfig", "--authorization-kubeconfig=/pki/kube-scheduler.kubeconfig"}, b.topo.Timings.LeaderElectionFlags()...)
 		if err := b.run(ctx, n, cluster.RoleScheduler, b.images.Kubelab, cmd, pk, nil, nil); err != nil {
 			return err
 		}
@@ -443,33 +437,6 @@ func (b *Backend) publishDNS(ctx context.Context) error {
 		return fmt.Errorf("create kube-dns endpoints: %w", err)
 	}
 	return nil
-}
-
-func (b *Backend) leaderFlags() []string {
-	t := b.topo.Timings
-	a := []string{"--leader-elect=true"}
-	if d := t.LeaseDuration.Duration; d > 0 {
-		a = append(a, "--leader-elect-lease-duration="+d.String())
-	}
-	if d := t.RenewDeadline.Duration; d > 0 {
-		a = append(a, "--leader-elect-renew-deadline="+d.String())
-	}
-	if d := t.RetryPeriod.Duration; d > 0 {
-		a = append(a, "--leader-elect-retry-period="+d.String())
-	}
-	return a
-}
-
-func (b *Backend) apiserverTimings() []string {
-	var a []string
-	if d := b.topo.Timings.TolerationSeconds.Duration; d > 0 {
-		s := strconv.Itoa(int(d / time.Second))
-		a = append(a, "--default-not-ready-toleration-seconds="+s, "--default-unreachable-toleration-seconds="+s)
-	}
-	if d := b.topo.Timings.EtcdCompactionInterval.Duration; d > 0 {
-		a = append(a, "--etcd-compaction-interval="+d.String())
-	}
-	return a
 }
 
 func haproxyConfig(apis []string) string {
@@ -1054,39 +1021,6 @@ func waitFor(ctx context.Context, what string, check func(context.Context) error
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-func httpOK(ctx context.Context, c *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return nil
-}
-
-func etcdHealthy(ctx context.Context, ep string, tlsCfg *tls.Config, dial func(context.Context, string) (net.Conn, error)) error {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, DialTimeout: time.Second, Context: ctx, Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithContextDialer(dial)}})
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	st, err := cli.Status(ctx, ep)
-	if err != nil {
-		return err
-	}
-	if st.Leader == 0 {
-		return errors.New("no leader yet")
-	}
-	return nil
 }
 
 // Open attaches to a running docker cluster by name, from its containers'

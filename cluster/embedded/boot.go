@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/internal/probe"
 )
 
 // EventControlPlaneReady is the progress message sent when every component
@@ -93,7 +92,7 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 		return err
 	}
 	if err := b.waitAll(ctx, etcd, say, "waiting for Raft quorum and a leader", func(ctx context.Context, p *procSpec) error {
-		return etcdHealthy(ctx, p.Endpoint, etcdTLS)
+		return probe.EtcdLeader(ctx, p.Endpoint, etcdTLS, nil)
 	}); err != nil {
 		return err
 	}
@@ -104,7 +103,7 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 		return err
 	}
 	readyz := func(client *http.Client, path string) func(context.Context, *procSpec) error {
-		return func(ctx context.Context, p *procSpec) error { return httpOK(ctx, client, p.Endpoint+path) }
+		return func(ctx context.Context, p *procSpec) error { return probe.HTTPOK(ctx, client, p.Endpoint+path) }
 	}
 	if err := b.waitAll(ctx, apis, say, "waiting for /readyz (etcd connection, RBAC bootstrap)", readyz(httpc, "/readyz")); err != nil {
 		return err
@@ -212,38 +211,6 @@ func (b *Backend) waitOne(ctx context.Context, p *procSpec, check func(context.C
 			delay *= 2
 		}
 	}
-}
-
-func httpOK(ctx context.Context, c *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return nil
-}
-
-func etcdHealthy(ctx context.Context, ep string, tlsCfg *tls.Config) error {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, DialTimeout: time.Second, Context: ctx, Logger: zap.NewNop()})
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	st, err := cli.Status(ctx, ep)
-	if err != nil {
-		return err
-	}
-	if st.Leader == 0 {
-		return errors.New("no leader yet")
-	}
-	return nil
 }
 
 func registerNode(ctx context.Context, cs kubernetes.Interface, i int, n cluster.NodeSpec) error {

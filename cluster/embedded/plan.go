@@ -183,13 +183,7 @@ func (b *Backend) plan() error {
 			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 			"--proxy-client-cert-file=" + frontProxy.Cert, "--proxy-client-key-file=" + frontProxy.Key,
 		}
-		if d := tm.TolerationSeconds.Duration; d > 0 {
-			secs := itoa(int(d / time.Second))
-			args = append(args, "--default-not-ready-toleration-seconds="+secs, "--default-unreachable-toleration-seconds="+secs)
-		}
-		if d := tm.EtcdCompactionInterval.Duration; d > 0 {
-			args = append(args, "--etcd-compaction-interval="+d.String())
-		}
+		args = append(args, tm.APIServerFlags()...)
 		add(&procSpec{Name: name, Role: string(cluster.RoleAPIServer), Endpoint: url, Log: logf(name), Hostname: name, Args: args})
 	}
 
@@ -230,19 +224,6 @@ func (b *Backend) plan() error {
 	if err != nil {
 		return err
 	}
-	leader := func() []string {
-		a := []string{"--leader-elect=true"}
-		if d := tm.LeaseDuration.Duration; d > 0 {
-			a = append(a, "--leader-elect-lease-duration="+d.String())
-		}
-		if d := tm.RenewDeadline.Duration; d > 0 {
-			a = append(a, "--leader-elect-renew-deadline="+d.String())
-		}
-		if d := tm.RetryPeriod.Duration; d > 0 {
-			a = append(a, "--leader-elect-retry-period="+d.String())
-		}
-		return a
-	}
 	for i := 1; i <= t.ControllerManagers; i++ {
 		name := fmt.Sprintf("kube-controller-manager-%d", i)
 		port := next()
@@ -256,10 +237,7 @@ func (b *Backend) plan() error {
 			"--service-account-private-key-file=" + sa.Key, "--root-ca-file=" + ca.Path,
 			"--cluster-signing-cert-file=" + ca.Path, "--cluster-signing-key-file=" + files["ca.key"],
 			"--service-cluster-ip-range=" + serviceCIDR, "--cluster-cidr=" + podCIDR, "--allocate-node-cidrs=false",
-		}, leader()...)
-		if d := tm.NodeMonitorGracePeriod.Duration; d > 0 {
-			args = append(args, "--node-monitor-grace-period="+d.String(), "--node-monitor-period=1s")
-		}
+		}, tm.ControllerManagerFlags()...)
 		add(&procSpec{Name: name, Role: string(cluster.RoleControllerManager), Endpoint: fmt.Sprintf("https://127.0.0.1:%d", port), Log: logf(name), Hostname: name, Args: args})
 	}
 	for i := 1; i <= t.Schedulers; i++ {
@@ -268,7 +246,7 @@ func (b *Backend) plan() error {
 		args := append([]string{"component", "kube-scheduler",
 			"--kubeconfig=" + schedKC, "--authentication-kubeconfig=" + schedKC, "--authorization-kubeconfig=" + schedKC,
 			"--bind-address=127.0.0.1", "--secure-port=" + itoa(port),
-		}, leader()...)
+		}, tm.LeaderElectionFlags()...)
 		add(&procSpec{Name: name, Role: string(cluster.RoleScheduler), Endpoint: fmt.Sprintf("https://127.0.0.1:%d", port), Log: logf(name), Hostname: name, Args: args})
 	}
 
