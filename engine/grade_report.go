@@ -211,16 +211,7 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 		all.Errors += s.Errors
 		all.Time += s.Time
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(all); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return encodeJUnit(w, all)
 }
 
 // checkDetails is a failed check's expected, observed, hint and error.

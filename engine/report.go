@@ -184,6 +184,21 @@ type junitFailure struct {
 	Body    string `xml:",chardata"`
 }
 
+// encodeJUnit writes the XML header and the indented document (lab or
+// grade suites).
+func encodeJUnit(w io.Writer, all any) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(all); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
 // WriteJUnit writes one testsuite per lab and one testcase per step; a
 // failed step's testcase carries the failure message with the observed
 // values. The timeline goes to the suite's system-out.
@@ -231,14 +246,5 @@ func WriteJUnit(w io.Writer, results []*Result) error {
 		all.Errors += s.Errors
 		all.Time += s.Time
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(all); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return encodeJUnit(w, all)
 }

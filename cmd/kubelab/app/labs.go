@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -87,23 +88,9 @@ func newRunCommand(g *globals) *cobra.Command {
 }
 
 func writeReports(junit, jsonPath string, results []*engine.Result) error {
-	write := func(path string, fn func(*os.File) error) error {
-		if path == "" {
-			return nil
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return f.Close()
-	}
 	return errors.Join(
-		write(junit, func(f *os.File) error { return engine.WriteJUnit(f, results) }),
-		write(jsonPath, func(f *os.File) error { return engine.WriteJSON(f, results) }),
+		writeFile(junit, func(w io.Writer) error { return engine.WriteJUnit(w, results) }),
+		writeFile(jsonPath, func(w io.Writer) error { return engine.WriteJSON(w, results) }),
 	)
 }
 
