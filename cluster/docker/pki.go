@@ -3,14 +3,14 @@ package docker
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
-	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/testcontainers/testcontainers-go"
 
-	"kubelab.dev/kubelab/cluster/pki"
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/controlplane"
 )
 
 // pkiDir is the host directory whose files are copied to /pki in every
@@ -64,74 +64,47 @@ const corefile = `.:53 {
 }
 `
 
+// site is where the shared control-plane plan's components are in this
+// backend: files under /pki, members and apiservers by name on the lab
+// network, the upstream ports.
+func (b *Backend) site() controlplane.Site {
+	return controlplane.Site{
+		Path: func(file string) string { return "/pki/" + file },
+		Etcd: func(m string) controlplane.EtcdURLs {
+			return controlplane.EtcdURLs{
+				ListenClient: "https://0.0.0.0:2379", AdvertiseClient: "https://" + m + ":2379",
+				ListenPeer: "https://0.0.0.0:2380", AdvertisePeer: "https://" + m + ":2380",
+				DataDir: "/var/lib/etcd",
+			}
+		},
+		APIServer: func(string) controlplane.Serving {
+			return controlplane.Serving{Bind: "0.0.0.0", Port: 6443, Advertise: "@HOST_IP@"}
+		},
+		Serving: func(n string) controlplane.Serving {
+			if strings.HasPrefix(n, string(cluster.RoleScheduler)) {
+				return controlplane.Serving{Bind: "0.0.0.0", Port: 10259}
+			}
+			return controlplane.Serving{Bind: "0.0.0.0", Port: 10257}
+		},
+		Server:            "https://load-balancer:6443",
+		AllocateNodeCIDRs: true,
+	}
+}
+
 // pki writes the cluster's certificates and configurations.
 func (b *Backend) pki() (*pkiDir, error) {
 	p := &pkiDir{dir: filepath.Join(b.opts.Dir, "pki")}
-	if err := os.MkdirAll(p.dir, 0o700); err != nil {
-		return nil, err
-	}
-	name := b.topo.Name
-	ca, err := pki.NewCA(p.dir, "ca", "kubelab-"+name+"-ca")
+	pk, err := controlplane.WritePKI(p.dir, b.topo)
 	if err != nil {
 		return nil, err
 	}
-	etcdCA, err := pki.NewCA(p.dir, "etcd-ca", "kubelab-"+name+"-etcd-ca")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := pki.NewSigningKey(p.dir, "sa"); err != nil {
-		return nil, err
-	}
-	local := []net.IP{net.ParseIP("127.0.0.1")}
-	for i := 1; i <= b.topo.Etcd; i++ {
-		n := fmt.Sprintf("etcd-%d", i)
-		if _, err := etcdCA.Issue(p.dir, n, pki.Request{CommonName: n, DNSNames: []string{n, "localhost"}, IPs: local, Server: true, Client: true}); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := etcdCA.Issue(p.dir, "etcd-client", pki.Request{CommonName: "kube-apiserver-etcd-client", Client: true}); err != nil {
-		return nil, err
-	}
-	dns := []string{"localhost", "load-balancer", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
-	for i := 1; i <= b.topo.APIServers; i++ {
-		dns = append(dns, fmt.Sprintf("kube-apiserver-%d", i))
-	}
-	if _, err := ca.Issue(p.dir, "apiserver", pki.Request{CommonName: "kube-apiserver", DNSNames: dns, IPs: append(local, net.ParseIP("10.96.0.1")), Server: true}); err != nil {
-		return nil, err
-	}
-	issue := func(file string, r pki.Request) (pki.Pair, error) {
-		r.Client = true
-		return ca.Issue(p.dir, file, r)
-	}
-	if _, err := issue("apiserver-kubelet-client", pki.Request{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}); err != nil {
-		return nil, err
-	}
-	if _, err := issue("admin", pki.Request{CommonName: "kubelab-admin", Organization: []string{"system:masters"}}); err != nil {
-		return nil, err
-	}
-	const lb = "https://load-balancer:6443"
-	kc := func(file string, r pki.Request) error {
-		pair, err := issue(file, r)
-		if err != nil {
-			return err
-		}
-		// Paths inside the container.
-		in := pki.Pair{Cert: "/pki/" + filepath.Base(pair.Cert), Key: "/pki/" + filepath.Base(pair.Key)}
-		return pki.Kubeconfig(p.path(file+".kubeconfig"), "kubelab", lb, "/pki/ca.crt", r.CommonName, in)
-	}
-	for file, r := range map[string]pki.Request{
-		// CoreDNS reads Services, EndpointSlices, Pods and Namespaces.
-		"coredns":                 {CommonName: "system:coredns", Organization: []string{"system:masters"}},
-		"kube-controller-manager": {CommonName: "system:kube-controller-manager"},
-		"kube-scheduler":          {CommonName: "system:kube-scheduler"},
-		"kube-proxy":              {CommonName: "system:kube-proxy"},
-	} {
-		if err := kc(file, r); err != nil {
-			return nil, err
-		}
-	}
+	site := b.site()
+	ids := []controlplane.Identity{controlplane.ControllerManager, controlplane.Scheduler, controlplane.KubeProxy, controlplane.CoreDNS}
 	for _, n := range b.topo.Nodes {
-		if err := kc(n.Name, pki.Request{CommonName: "system:node:" + n.Name, Organization: []string{"system:nodes"}}); err != nil {
+		ids = append(ids, controlplane.Node(n.Name))
+	}
+	for _, id := range ids {
+		if err := pk.Kubeconfig(id, site.Server, site); err != nil {
 			return nil, err
 		}
 	}

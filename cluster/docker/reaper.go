@@ -15,7 +15,7 @@ import (
 )
 
 // ReaperComponent is the name the reaper runs under: `kubelab component
-// kubelab-reaper --owner PID:START --cluster NAME --dir DIR [--ephemeral]`.
+// kubelab-reaper --owner PID:START --home HOME --cluster NAME --dir DIR [--ephemeral]`.
 const ReaperComponent = "kubelab-reaper"
 
 // startReaper starts a detached process that removes the cluster's
@@ -24,7 +24,7 @@ const ReaperComponent = "kubelab-reaper"
 // run here because its image cannot be pulled.
 func (b *Backend) startReaper() error {
 	args := []string{"component", ReaperComponent, "--owner", fmt.Sprintf("%d:%s", os.Getpid(), b.opts.OwnerStart),
-		"--cluster", b.topo.Name, "--dir", b.opts.Dir}
+		"--home", b.opts.Home, "--cluster", b.topo.Name, "--dir", b.opts.Dir}
 	if b.opts.Ephemeral {
 		args = append(args, "--ephemeral")
 	}
@@ -46,13 +46,13 @@ func (b *Backend) startReaper() error {
 // Reap watches owner and removes the cluster when the owner dies while
 // the cluster is ephemeral or not yet handed over. It returns when the
 // cluster is gone or handed over.
-func Reap(ctx context.Context, owner, name, dir string, ephemeral bool) error {
+func Reap(ctx context.Context, owner, home, name, dir string, ephemeral bool) error {
 	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		return err
 	}
 	defer dc.Close()
-	f := client.Filters{}.Add("label", labelCluster+"="+name)
+	f := homeFilter(home, name)
 	seen := false
 	for {
 		if !ephemeral {
@@ -70,7 +70,7 @@ func Reap(ctx context.Context, owner, name, dir string, ephemeral bool) error {
 		}
 		if !ownerAlive(owner) {
 			fmt.Fprintf(os.Stderr, "owner %s of cluster %s is gone: removing it\n", owner, name)
-			rerr := RemoveCluster(ctx, dc.Client, name)
+			rerr := RemoveCluster(ctx, dc.Client, home, name)
 			return errors.Join(rerr, os.RemoveAll(dir))
 		}
 		select {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/cluster/internal/probe"
 )
 
@@ -124,6 +125,11 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
+		return err
+	}
+	// kwok is not in system:masters: its least-privilege role must exist
+	// before it starts.
+	if err := controlplane.RBAC(ctx, cs, controlplane.Kwok); err != nil {
 		return err
 	}
 	for i, n := range b.st.Topology.Nodes {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,10 +16,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
@@ -110,6 +114,24 @@ func TestHACluster(t *testing.T) {
 			if !isReady(&n) {
 				t.Errorf("node %s not Ready: %+v", n.Name, n.Status.Conditions)
 			}
+		}
+	})
+
+	t.Run("kwok has least privilege", func(t *testing.T) {
+		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(b.Dir(), "pki", controlplane.Kwok.Kubeconfig()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kwok, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kwok.CoreV1().Nodes().Get(ctx, "worker-1", metav1.GetOptions{}); err != nil {
+			t.Errorf("kwok cannot read its node: %v", err)
+		}
+		_, err = kwok.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("kwok listing Secrets: got %v, want Forbidden", err)
 		}
 	})
 

@@ -12,18 +12,11 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/cluster/pki"
+	"kubelab.dev/kubelab/cluster/controlplane"
 )
 
 //go:embed kwok-stages.yaml
 var kwokStages []byte
-
-// Network settings shared by every embedded cluster (they are virtual: no
-// traffic is routed to them).
-const (
-	serviceCIDR = "10.96.0.0/16"
-	podCIDR     = "10.244.0.0/16"
-)
 
 var (
 	syscallSIGSTOP = syscall.SIGSTOP
@@ -61,12 +54,12 @@ func freePorts(n int, used map[int]bool) ([]int, error) {
 }
 
 // plan writes the PKI, kubeconfigs and kwok config, allocates ports and
-// records how to start every component.
+// records how to start every component: the shared control-plane plan,
+// placed as processes on 127.0.0.1.
 func (b *Backend) plan() error {
 	t := b.st.Topology
 	dir := b.dir
-	pkiDir := filepath.Join(dir, "pki")
-	for _, d := range []string{pkiDir, filepath.Join(dir, "logs"), filepath.Join(dir, "data")} {
+	for _, d := range []string{filepath.Join(dir, "logs"), filepath.Join(dir, "data")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
@@ -81,177 +74,101 @@ func (b *Backend) plan() error {
 		b.st.Ports[fmt.Sprint(i)] = p
 	}
 	next := func() int { p := ports[0]; ports = ports[1:]; return p }
-	files := map[string]string{}
-	b.st.Files = files
-
-	ca, err := pki.NewCA(pkiDir, "ca", "kubelab-"+b.name+"-ca")
+	lay := newLayout(t, dir, next)
+	site := lay.site
+	pk, err := controlplane.WritePKI(filepath.Join(dir, "pki"), t)
 	if err != nil {
 		return err
 	}
-	etcdCA, err := pki.NewCA(pkiDir, "etcd-ca", "kubelab-"+b.name+"-etcd-ca")
-	if err != nil {
+	b.st.Files = map[string]string{
+		"ca": pk.Path(controlplane.CA), "etcd-ca": pk.Path(controlplane.EtcdCA),
+		"etcd-client.crt": pk.Path(controlplane.EtcdClientCert), "etcd-client.key": pk.Path(controlplane.EtcdClientKey),
+		"kubeconfig": filepath.Join(dir, "admin.kubeconfig"),
+	}
+	if err := pk.AdminKubeconfig(b.st.Files["kubeconfig"], b.name, site.Server); err != nil {
 		return err
 	}
-	files["ca"], files["ca.key"], files["etcd-ca"] = ca.Path, filepath.Join(pkiDir, "ca.key"), etcdCA.Path
-	local := []net.IP{net.ParseIP("127.0.0.1")}
-	frontProxyCA, err := pki.NewCA(pkiDir, "front-proxy-ca", "kubelab-"+b.name+"-front-proxy-ca")
-	if err != nil {
-		return err
+	for _, id := range []controlplane.Identity{controlplane.ControllerManager, controlplane.Scheduler, controlplane.Kwok} {
+		if err := pk.Kubeconfig(id, site.Server, site); err != nil {
+			return err
+		}
 	}
-	frontProxy, err := frontProxyCA.Issue(pkiDir, "front-proxy-client", pki.Request{CommonName: "front-proxy-client", Client: true})
-	if err != nil {
-		return err
-	}
-	sa, err := pki.NewSigningKey(pkiDir, "sa")
-	if err != nil {
-		return err
-	}
-	etcdClient, err := etcdCA.Issue(pkiDir, "etcd-client", pki.Request{CommonName: "kube-apiserver-etcd-client", Client: true})
-	if err != nil {
-		return err
-	}
-	files["etcd-client.crt"], files["etcd-client.key"] = etcdClient.Cert, etcdClient.Key
 
 	logf := func(name string) string { return filepath.Join(dir, "logs", name+".log") }
 	add := func(p *procSpec) { b.st.Procs = append(b.st.Procs, p) }
-
-	// etcd
-	type member struct{ name, client, peer string }
-	var members []member
-	for i := 1; i <= t.Etcd; i++ {
-		members = append(members, member{
-			name:   fmt.Sprintf("etcd-%d", i),
-			client: fmt.Sprintf("https://127.0.0.1:%d", next()),
-			peer:   fmt.Sprintf("https://127.0.0.1:%d", next()),
-		})
-	}
-	var initial, etcdServers []string
-	for _, m := range members {
-		initial = append(initial, m.name+"="+m.peer)
-		etcdServers = append(etcdServers, m.client)
-	}
-	for _, m := range members {
-		cert, err := etcdCA.Issue(pkiDir, m.name, pki.Request{CommonName: m.name, DNSNames: []string{"localhost", m.name}, IPs: local, Server: true, Client: true})
-		if err != nil {
-			return err
+	var apiAddrs []string
+	for _, c := range controlplane.Components(t, site) {
+		p := &procSpec{Name: c.Name, Role: string(c.Role), Log: logf(c.Name), Args: append([]string{"component", string(c.Role)}, c.Args...)}
+		switch c.Role {
+		case cluster.RoleEtcd:
+			p.Endpoint = lay.etcd[c.Name].AdvertiseClient
+		case cluster.RoleAPIServer:
+			// Own UTS namespaces: distinct apiserver identity leases and
+			// leader-election identities that name the instance.
+			p.Endpoint, p.Hostname = lay.url(c.Name), c.Name
+			apiAddrs = append(apiAddrs, strings.TrimPrefix(p.Endpoint, "https://"))
+		default:
+			p.Endpoint, p.Hostname = lay.url(c.Name), c.Name
 		}
-		add(&procSpec{
-			Name: m.name, Role: string(cluster.RoleEtcd), Endpoint: m.client, Log: logf(m.name),
-			Args: []string{"component", "etcd",
-				"--name=" + m.name,
-				"--data-dir=" + filepath.Join(dir, "data", m.name),
-				"--listen-client-urls=" + m.client, "--advertise-client-urls=" + m.client,
-				"--listen-peer-urls=" + m.peer, "--initial-advertise-peer-urls=" + m.peer,
-				"--initial-cluster=" + strings.Join(initial, ","),
-				"--initial-cluster-state=new", "--initial-cluster-token=kubelab-" + b.name,
-				"--client-cert-auth", "--trusted-ca-file=" + etcdCA.Path, "--cert-file=" + cert.Cert, "--key-file=" + cert.Key,
-				"--peer-client-cert-auth", "--peer-trusted-ca-file=" + etcdCA.Path, "--peer-cert-file=" + cert.Cert, "--peer-key-file=" + cert.Key,
-				"--snapshot-count=10000", "--log-level=info",
-			},
-		})
-	}
-
-	// kube-apiserver
-	apiCert, err := ca.Issue(pkiDir, "apiserver", pki.Request{
-		CommonName: "kube-apiserver", Server: true, IPs: append(local, net.ParseIP("10.96.0.1")),
-		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-	})
-	if err != nil {
-		return err
-	}
-	tm := t.Timings
-	var apiURLs []string
-	for i := 1; i <= t.APIServers; i++ {
-		name := fmt.Sprintf("kube-apiserver-%d", i)
-		port := next()
-		url := fmt.Sprintf("https://127.0.0.1:%d", port)
-		apiURLs = append(apiURLs, url)
-		args := []string{"component", "kube-apiserver",
-			"--bind-address=127.0.0.1", "--secure-port=" + itoa(port), "--advertise-address=127.0.0.1",
-			"--endpoint-reconciler-type=none",
-			"--etcd-servers=" + strings.Join(etcdServers, ","),
-			"--etcd-cafile=" + etcdCA.Path, "--etcd-certfile=" + etcdClient.Cert, "--etcd-keyfile=" + etcdClient.Key,
-			"--tls-cert-file=" + apiCert.Cert, "--tls-private-key-file=" + apiCert.Key,
-			"--client-ca-file=" + ca.Path,
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-account-key-file=" + sa.Cert, "--service-account-signing-key-file=" + sa.Key,
-			"--service-cluster-ip-range=" + serviceCIDR,
-			"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
-			"--allow-privileged=true", "--profiling=false",
-			"--requestheader-client-ca-file=" + frontProxyCA.Path, "--requestheader-allowed-names=front-proxy-client",
-			"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
-			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-			"--proxy-client-cert-file=" + frontProxy.Cert, "--proxy-client-key-file=" + frontProxy.Key,
+		add(p)
+		if c.Role == cluster.RoleAPIServer && len(apiAddrs) == t.APIServers {
+			// L4 load balancer in front of the apiservers (also with one
+			// apiserver, so the address clients use never changes).
+			lbArgs := []string{"component", "kubelab-lb", "--listen=127.0.0.1:" + itoa(lay.lbPort)}
+			for _, a := range apiAddrs {
+				lbArgs = append(lbArgs, "--backend="+a)
+			}
+			add(&procSpec{Name: "load-balancer", Role: string(cluster.RoleLoadBalancer), Endpoint: site.Server, Log: logf("load-balancer"), Args: lbArgs})
 		}
-		args = append(args, tm.APIServerFlags()...)
-		add(&procSpec{Name: name, Role: string(cluster.RoleAPIServer), Endpoint: url, Log: logf(name), Hostname: name, Args: args})
 	}
+	return b.planNodes(pk.Path(controlplane.Kwok.Kubeconfig()), logf)
+}
 
-	// L4 load balancer in front of the apiservers (also with one apiserver,
-	// so the address clients use never changes).
-	lbPort := next()
-	lbURL := fmt.Sprintf("https://127.0.0.1:%d", lbPort)
-	lbArgs := []string{"component", "kubelab-lb", "--listen=127.0.0.1:" + itoa(lbPort)}
-	for _, u := range apiURLs {
-		lbArgs = append(lbArgs, "--backend="+strings.TrimPrefix(u, "https://"))
-	}
-	add(&procSpec{Name: "load-balancer", Role: string(cluster.RoleLoadBalancer), Endpoint: lbURL, Log: logf("load-balancer"), Args: lbArgs})
+// layout is where the shared plan's components are in this backend:
+// processes on 127.0.0.1, each on a port of its own, files in the
+// cluster's directory.
+type layout struct {
+	site    controlplane.Site
+	etcd    map[string]controlplane.EtcdURLs
+	serving map[string]controlplane.Serving
+	lbPort  int
+}
 
-	// kubeconfigs: one identity per component.
-	kc := func(file, user string, r pki.Request) (string, error) {
-		r.Client = true
-		pair, err := ca.Issue(pkiDir, file, r)
-		if err != nil {
-			return "", err
-		}
-		path := filepath.Join(dir, file+".kubeconfig")
-		return path, pki.Kubeconfig(path, "kubelab-"+b.name, lbURL, ca.Path, user, pair)
-	}
-	admin, err := kc("admin", "kubelab-admin", pki.Request{CommonName: "kubelab-admin", Organization: []string{"system:masters"}})
-	if err != nil {
-		return err
-	}
-	files["kubeconfig"] = admin
-	kcmKC, err := kc("kube-controller-manager", "system:kube-controller-manager", pki.Request{CommonName: "system:kube-controller-manager"})
-	if err != nil {
-		return err
-	}
-	schedKC, err := kc("kube-scheduler", "system:kube-scheduler", pki.Request{CommonName: "system:kube-scheduler"})
-	if err != nil {
-		return err
-	}
-	kwokKC, err := kc("kwok", "kubelab-kwok", pki.Request{CommonName: "kubelab-kwok", Organization: []string{"system:masters"}})
-	if err != nil {
-		return err
-	}
-	for i := 1; i <= t.ControllerManagers; i++ {
-		name := fmt.Sprintf("kube-controller-manager-%d", i)
-		port := next()
-		args := append([]string{"component", "kube-controller-manager",
-			"--kubeconfig=" + kcmKC, "--authentication-kubeconfig=" + kcmKC, "--authorization-kubeconfig=" + kcmKC,
-			"--bind-address=127.0.0.1", "--secure-port=" + itoa(port),
-			"--use-service-account-credentials=true",
-			// Upstream 20 QPS makes KCM spend ~5 s minting per-controller
-			// credentials at start and caps a Deployment at 20 pods/s.
-			"--kube-api-qps=200", "--kube-api-burst=400",
-			"--service-account-private-key-file=" + sa.Key, "--root-ca-file=" + ca.Path,
-			"--cluster-signing-cert-file=" + ca.Path, "--cluster-signing-key-file=" + files["ca.key"],
-			"--service-cluster-ip-range=" + serviceCIDR, "--cluster-cidr=" + podCIDR, "--allocate-node-cidrs=false",
-		}, tm.ControllerManagerFlags()...)
-		add(&procSpec{Name: name, Role: string(cluster.RoleControllerManager), Endpoint: fmt.Sprintf("https://127.0.0.1:%d", port), Log: logf(name), Hostname: name, Args: args})
-	}
-	for i := 1; i <= t.Schedulers; i++ {
-		name := fmt.Sprintf("kube-scheduler-%d", i)
-		port := next()
-		args := append([]string{"component", "kube-scheduler",
-			"--kubeconfig=" + schedKC, "--authentication-kubeconfig=" + schedKC, "--authorization-kubeconfig=" + schedKC,
-			"--bind-address=127.0.0.1", "--secure-port=" + itoa(port),
-		}, tm.LeaderElectionFlags()...)
-		add(&procSpec{Name: name, Role: string(cluster.RoleScheduler), Endpoint: fmt.Sprintf("https://127.0.0.1:%d", port), Log: logf(name), Hostname: name, Args: args})
-	}
+// url is where a component serves.
+func (l layout) url(name string) string {
+	return fmt.Sprintf("https://127.0.0.1:%d", l.serving[name].Port)
+}
 
-	// Simulated nodes: one kwok controller per node.
-	stages := filepath.Join(dir, "kwok-stages.yaml")
+// newLayout takes the ports it needs from next, in a fixed order.
+func newLayout(t cluster.Topology, dir string, next func() int) layout {
+	url := func(port int) string { return fmt.Sprintf("https://127.0.0.1:%d", port) }
+	l := layout{etcd: map[string]controlplane.EtcdURLs{}, serving: map[string]controlplane.Serving{}}
+	for _, m := range controlplane.EtcdMembers(t) {
+		client, peer := url(next()), url(next())
+		l.etcd[m] = controlplane.EtcdURLs{ListenClient: client, AdvertiseClient: client, ListenPeer: peer, AdvertisePeer: peer,
+			DataDir: filepath.Join(dir, "data", m)}
+	}
+	for _, n := range controlplane.APIServers(t) {
+		l.serving[n] = controlplane.Serving{Bind: "127.0.0.1", Port: next(), Advertise: "127.0.0.1"}
+	}
+	for _, n := range append(controlplane.ControllerManagers(t), controlplane.Schedulers(t)...) {
+		l.serving[n] = controlplane.Serving{Bind: "127.0.0.1", Port: next()}
+	}
+	l.lbPort = next()
+	l.site = controlplane.Site{
+		Path:      func(file string) string { return filepath.Join(dir, "pki", file) },
+		Etcd:      func(m string) controlplane.EtcdURLs { return l.etcd[m] },
+		APIServer: func(n string) controlplane.Serving { return l.serving[n] },
+		Serving:   func(n string) controlplane.Serving { return l.serving[n] },
+		Server:    url(l.lbPort),
+	}
+	return l
+}
+
+// planNodes records one kwok controller per simulated node.
+func (b *Backend) planNodes(kubeconfig string, logf func(string) string) error {
+	t := b.st.Topology
+	stages := filepath.Join(b.dir, "kwok-stages.yaml")
 	if err := os.WriteFile(stages, kwokStages, 0o644); err != nil {
 		return err
 	}
@@ -264,9 +181,9 @@ func (b *Backend) plan() error {
 		lease = max(4, int(g/time.Second))
 	}
 	for i, n := range t.Nodes {
-		add(&procSpec{
+		b.st.Procs = append(b.st.Procs, &procSpec{
 			Name: n.Name, Role: string(cluster.RoleNode), Log: logf(n.Name),
-			Args: []string{"component", "kwok", "--config=" + stages, "--kubeconfig=" + kwokKC,
+			Args: []string{"component", "kwok", "--config=" + stages, "--kubeconfig=" + kubeconfig,
 				"--manage-single-node=" + n.Name,
 				"--cidr=" + nodePodCIDR(i), "--node-ip=" + nodeIP(i),
 				"--node-lease-duration-seconds=" + itoa(lease),

@@ -64,13 +64,14 @@ func runComponent(name string, args []string) int {
 	if name == docker.ReaperComponent {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		owner := fs.String("owner", "", "PID:START of the process the cluster belongs to")
+		home := fs.String("home", "", "kubelab home the cluster belongs to")
 		cl := fs.String("cluster", "", "cluster name")
 		dir := fs.String("dir", "", "cluster state directory")
 		eph := fs.Bool("ephemeral", false, "remove the cluster when the owner dies even after it was handed over")
 		if err := fs.Parse(args); err != nil {
 			return 2
 		}
-		if err := docker.Reap(context.Background(), *owner, *cl, *dir, *eph); err != nil {
+		if err := docker.Reap(context.Background(), *owner, *home, *cl, *dir, *eph); err != nil {
 			fmt.Fprintln(os.Stderr, "kubelab-reaper:", err)
 			return 1
 		}

@@ -68,7 +68,7 @@ func NewRootCommand(s Streams) *cobra.Command {
 			fmt.Fprintf(s.Err, "warning: removing orphans: %v\n", err)
 		}
 		if dockerUp(cmd.Context()) {
-			removed, err := docker.Sweep(cmd.Context(), false)
+			removed, err := docker.Sweep(cmd.Context(), g.home, false)
 			for _, n := range removed {
 				fmt.Fprintf(s.Err, "removed orphaned docker cluster %q (its kubelab process had died)\n", n)
 			}

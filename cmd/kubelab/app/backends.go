@@ -42,7 +42,7 @@ func newBackendWith(g *globals, kind, bin string, t cluster.Topology, ephemeral 
 		return embedded.New(t, o)
 	case backendDocker:
 		t = t.WithDefaults()
-		return docker.New(t, docker.Options{Dir: g.dockerDir(t.Name), Binary: bin, Ephemeral: ephemeral, OwnerStart: selfStart()})
+		return docker.New(t, docker.Options{Home: g.home, Dir: g.dockerDir(t.Name), Binary: bin, Ephemeral: ephemeral, OwnerStart: selfStart()})
 	}
 	return nil, fmt.Errorf("unknown backend %q (want %s or %s)", kind, backendEmbedded, backendDocker)
 }
@@ -69,7 +69,7 @@ func openBackend(ctx context.Context, g *globals) (cluster.Backend, error) {
 		return nil, err
 	}
 	if dockerUp(ctx) {
-		d, derr := docker.Open(ctx, g.name, docker.Options{Dir: g.dockerDir(g.name)})
+		d, derr := docker.Open(ctx, g.name, docker.Options{Home: g.home, Dir: g.dockerDir(g.name)})
 		if derr == nil {
 			return d, nil
 		}

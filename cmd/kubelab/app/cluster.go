@@ -107,7 +107,10 @@ func newDownCommand(g *globals) *cobra.Command {
 					fmt.Fprintf(g.streams.Err, "removed cluster %q\n", n)
 				}
 				if dockerUp(cmd.Context()) {
-					_, derr := docker.Sweep(cmd.Context(), true)
+					dnames, derr := docker.Sweep(cmd.Context(), g.home, true)
+					for _, n := range dnames {
+						fmt.Fprintf(g.streams.Err, "removed docker cluster %q\n", n)
+					}
 					err = errors.Join(err, derr, os.RemoveAll(filepath.Join(g.home, "docker")))
 				}
 				return err

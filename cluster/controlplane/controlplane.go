@@ -1,0 +1,235 @@
+// Package controlplane is the one plan of a kubelab control plane: the
+// arguments of etcd, kube-apiserver, kube-controller-manager and
+// kube-scheduler, the certificates and identities they use, and the RBAC
+// that kubelab's own in-cluster identities get. Every backend renders the
+// same plan; a backend only says where things are (a Site: addresses,
+// ports, and the paths files have as the component sees them) and places
+// the components (a process, a container).
+//
+// It starts nothing and knows nothing about labs.
+package controlplane
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// Networks of every kubelab cluster.
+const (
+	ServiceCIDR = "10.96.0.0/16"
+	PodCIDR     = "10.244.0.0/16"
+	// KubernetesServiceIP is the first address of ServiceCIDR, the
+	// "kubernetes" Service in default.
+	KubernetesServiceIP = "10.96.0.1"
+	// DNSServiceIP is the kube-dns Service's address (the kubelets' clusterDNS).
+	DNSServiceIP = "10.96.0.10"
+	// ServiceAccountIssuer is the issuer of service-account tokens.
+	ServiceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+)
+
+// Component is one control-plane process to place.
+type Component struct {
+	// Name is unique in the cluster: etcd-1, kube-apiserver-2...
+	Name string
+	// Role says which upstream component it is.
+	Role cluster.Role
+	// Args are the component's own arguments (after its name).
+	Args []string
+}
+
+// EtcdURLs is where one etcd member listens and how others reach it.
+type EtcdURLs struct {
+	ListenClient, AdvertiseClient string
+	ListenPeer, AdvertisePeer     string
+	// DataDir as the member sees it.
+	DataDir string
+}
+
+// Serving is where a component serves HTTPS.
+type Serving struct {
+	// Bind is the address it listens on.
+	Bind string
+	// Port is its secure port.
+	Port int
+	// Advertise is the address it tells others (apiservers only). An
+	// argument may be a placeholder the component runner fills in, such as
+	// "@HOST_IP@".
+	Advertise string
+}
+
+// Site is what a backend says about where the components are.
+type Site struct {
+	// Path maps a file of the plan (see the File constants) to its path as
+	// components see it.
+	Path func(file string) string
+	// Etcd gives a member's URLs.
+	Etcd func(member string) EtcdURLs
+	// APIServer gives an apiserver's serving endpoint.
+	APIServer func(name string) Serving
+	// Serving gives a controller-manager's or scheduler's serving endpoint.
+	Serving func(name string) Serving
+	// Server is the URL components reach the apiservers at (the load
+	// balancer).
+	Server string
+	// AllocateNodeCIDRs makes the controller-manager assign each node a pod
+	// range (real nodes' CNI needs it; simulated nodes get theirs from
+	// kubelab).
+	AllocateNodeCIDRs bool
+}
+
+// Names of the members of each role, in order.
+func names(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", prefix, i+1)
+	}
+	return out
+}
+
+// EtcdMembers names the etcd members of t.
+func EtcdMembers(t cluster.Topology) []string { return names("etcd", t.Etcd) }
+
+// APIServers names the apiservers of t.
+func APIServers(t cluster.Topology) []string { return names("kube-apiserver", t.APIServers) }
+
+// ControllerManagers names the controller-managers of t.
+func ControllerManagers(t cluster.Topology) []string {
+	return names("kube-controller-manager", t.ControllerManagers)
+}
+
+// Schedulers names the schedulers of t.
+func Schedulers(t cluster.Topology) []string { return names("kube-scheduler", t.Schedulers) }
+
+// Components renders every control-plane component of a defaulted
+// topology for a site, in boot order: etcd, apiservers,
+// controller-managers, schedulers.
+func Components(t cluster.Topology, s Site) []Component {
+	var out []Component
+	out = append(out, etcd(t, s)...)
+	for _, n := range APIServers(t) {
+		out = append(out, Component{Name: n, Role: cluster.RoleAPIServer, Args: apiserver(t, s, n)})
+	}
+	for _, n := range ControllerManagers(t) {
+		out = append(out, Component{Name: n, Role: cluster.RoleControllerManager, Args: controllerManager(t, s, n)})
+	}
+	for _, n := range Schedulers(t) {
+		out = append(out, Component{Name: n, Role: cluster.RoleScheduler, Args: scheduler(t, s, n)})
+	}
+	return out
+}
+
+func etcd(t cluster.Topology, s Site) []Component {
+	members := EtcdMembers(t)
+	initial := make([]string, len(members))
+	for i, m := range members {
+		initial[i] = m + "=" + s.Etcd(m).AdvertisePeer
+	}
+	out := make([]Component, len(members))
+	for i, m := range members {
+		u := s.Etcd(m)
+		out[i] = Component{Name: m, Role: cluster.RoleEtcd, Args: []string{
+			"--name=" + m,
+			"--data-dir=" + u.DataDir,
+			"--listen-client-urls=" + u.ListenClient, "--advertise-client-urls=" + u.AdvertiseClient,
+			"--listen-peer-urls=" + u.ListenPeer, "--initial-advertise-peer-urls=" + u.AdvertisePeer,
+			"--initial-cluster=" + strings.Join(initial, ","),
+			"--initial-cluster-state=new", "--initial-cluster-token=kubelab-" + t.Name,
+			"--client-cert-auth", "--trusted-ca-file=" + s.Path(EtcdCA),
+			"--cert-file=" + s.Path(m+".crt"), "--key-file=" + s.Path(m+".key"),
+			"--peer-client-cert-auth", "--peer-trusted-ca-file=" + s.Path(EtcdCA),
+			"--peer-cert-file=" + s.Path(m+".crt"), "--peer-key-file=" + s.Path(m+".key"),
+			"--snapshot-count=10000", "--log-level=info",
+		}}
+	}
+	return out
+}
+
+func apiserver(t cluster.Topology, s Site, name string) []string {
+	var servers []string
+	for _, m := range EtcdMembers(t) {
+		servers = append(servers, s.Etcd(m).AdvertiseClient)
+	}
+	sv := s.APIServer(name)
+	args := []string{
+		"--bind-address=" + sv.Bind, "--secure-port=" + strconv.Itoa(sv.Port), "--advertise-address=" + sv.Advertise,
+	}
+	if isLoopback(sv.Advertise) {
+		// The default endpoint reconciler refuses a loopback address for
+		// the kubernetes Service's endpoints.
+		args = append(args, "--endpoint-reconciler-type=none")
+	}
+	args = append(args,
+		"--etcd-servers="+strings.Join(servers, ","),
+		"--etcd-cafile="+s.Path(EtcdCA), "--etcd-certfile="+s.Path(EtcdClientCert), "--etcd-keyfile="+s.Path(EtcdClientKey),
+		"--tls-cert-file="+s.Path(APIServerCert), "--tls-private-key-file="+s.Path(APIServerKey),
+		"--client-ca-file="+s.Path(CA),
+		"--kubelet-client-certificate="+s.Path(KubeletClientCert), "--kubelet-client-key="+s.Path(KubeletClientKey),
+		"--service-account-issuer="+ServiceAccountIssuer,
+		"--service-account-key-file="+s.Path(SAPublic), "--service-account-signing-key-file="+s.Path(SAKey),
+		"--service-cluster-ip-range="+ServiceCIDR,
+		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+		"--allow-privileged=true", "--profiling=false",
+		// The front proxy: the aggregation layer authenticates to extension
+		// apiservers with this client certificate, and they trust the
+		// request headers it sets.
+		"--requestheader-client-ca-file="+s.Path(FrontProxyCA), "--requestheader-allowed-names="+frontProxyClientCN,
+		"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file="+s.Path(FrontProxyClientCert), "--proxy-client-key-file="+s.Path(FrontProxyClientKey),
+	)
+	return append(args, t.Timings.APIServerFlags()...)
+}
+
+func controllerManager(t cluster.Topology, s Site, name string) []string {
+	kc := s.Path(ControllerManager.Kubeconfig())
+	sv := s.Serving(name)
+	args := []string{
+		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+		"--bind-address=" + sv.Bind, "--secure-port=" + strconv.Itoa(sv.Port),
+		"--use-service-account-credentials=true",
+		// Upstream 20 QPS makes the controller-manager spend ~5 s minting
+		// per-controller credentials at start and caps a Deployment at 20
+		// pods/s.
+		"--kube-api-qps=200", "--kube-api-burst=400",
+		"--service-account-private-key-file=" + s.Path(SAKey), "--root-ca-file=" + s.Path(CA),
+		"--cluster-signing-cert-file=" + s.Path(CA), "--cluster-signing-key-file=" + s.Path(CAKey),
+		"--service-cluster-ip-range=" + ServiceCIDR, "--cluster-cidr=" + PodCIDR,
+		"--allocate-node-cidrs=" + strconv.FormatBool(s.AllocateNodeCIDRs),
+	}
+	if s.AllocateNodeCIDRs {
+		args = append(args, "--node-cidr-mask-size=24")
+	}
+	return append(args, t.Timings.ControllerManagerFlags()...)
+}
+
+func scheduler(t cluster.Topology, s Site, name string) []string {
+	kc := s.Path(Scheduler.Kubeconfig())
+	sv := s.Serving(name)
+	args := []string{
+		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+		"--bind-address=" + sv.Bind, "--secure-port=" + strconv.Itoa(sv.Port),
+	}
+	return append(args, t.Timings.LeaderElectionFlags()...)
+}
+
+func isLoopback(addr string) bool {
+	ip := net.ParseIP(addr)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Render writes components one argument a line, for people and golden
+// files.
+func Render(comps []Component) string {
+	var s strings.Builder
+	for _, c := range comps {
+		fmt.Fprintf(&s, "%s (%s)\n", c.Name, c.Role)
+		for _, a := range c.Args {
+			fmt.Fprintf(&s, "  %s\n", a)
+		}
+	}
+	return s.String()
+}

@@ -1,0 +1,59 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// rules are the least privileges of the identities whose component has no
+// bootstrap ClusterRole in the apiserver.
+var rules = map[string][]rbacv1.PolicyRule{
+	// kwok keeps simulated nodes alive: it renews their Leases, updates
+	// node and pod status, and deletes pods being terminated.
+	Kwok.User: {
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes/status", "pods/status"}, Verbs: []string{"get", "patch", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch", "update", "delete"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "patch", "update"}},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+	},
+	// The ClusterRole kubeadm gives CoreDNS.
+	CoreDNS.User: {
+		{APIGroups: []string{""}, Resources: []string{"endpoints", "services", "pods", "namespaces"}, Verbs: []string{"list", "watch"}},
+		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
+	},
+}
+
+// RBAC creates (or leaves as they are) the ClusterRole and
+// ClusterRoleBinding of each identity that needs one of kubelab's, under
+// the identity's username. Run it with an admin client once the apiservers
+// are ready and before the identity's component starts.
+func RBAC(ctx context.Context, cs kubernetes.Interface, ids ...Identity) error {
+	for _, id := range ids {
+		rs, ok := rules[id.User]
+		if !ok {
+			return fmt.Errorf("rbac for %s: no rules (it has an upstream role)", id.User)
+		}
+		role := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: id.User, Labels: map[string]string{"app.kubernetes.io/managed-by": "kubelab"}},
+			Rules:      rs,
+		}
+		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create clusterrole %s: %w", id.User, err)
+		}
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: id.User, Labels: role.Labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: id.User},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: id.User}},
+		}
+		if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create clusterrolebinding %s: %w", id.User, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// Components implements cluster.Backend.
+func (b *Backend) Components(ctx context.Context) ([]cluster.Component, error) {
+	b.mu.Lock()
+	cs := make([]*ctr, 0, len(b.ctrs))
+	for _, c := range b.ctrs {
+		cs = append(cs, c)
+	}
+	b.mu.Unlock()
+	sort.Slice(cs, func(i, j int) bool { return order(cs[i]) < order(cs[j]) })
+	acc := b.Access()
+	out := make([]cluster.Component, 0, len(cs))
+	for _, c := range cs {
+		comp := cluster.Component{Name: c.name, Role: cluster.Role(c.role), ID: c.id[:12]}
+		for _, p := range c.ports {
+			comp.Endpoint = "https://" + p
+		}
+		if ep, ok := acc.EtcdEndpoints[c.name]; ok {
+			comp.Endpoint = ep
+		}
+		if ep, ok := acc.APIServers[c.name]; ok {
+			comp.Endpoint = ep
+		}
+		ins, err := b.cli.ContainerInspect(ctx, c.id, client.ContainerInspectOptions{})
+		switch {
+		case err != nil:
+			comp.State = cluster.StateExited
+		case ins.Container.State.Paused:
+			comp.State = cluster.StatePaused
+		case ins.Container.State.Running:
+			comp.State, comp.PID = cluster.StateRunning, ins.Container.State.Pid
+		case c.stopped:
+			comp.State = cluster.StateStopped
+		default:
+			comp.State = cluster.StateExited
+		}
+		out = append(out, comp)
+	}
+	return out, nil
+}
+
+func order(c *ctr) string {
+	rank := map[string]string{"etcd": "0", "kube-apiserver": "1", "load-balancer": "2", "kube-controller-manager": "3", "kube-scheduler": "4", "dns": "5", "node": "6"}
+	return rank[c.role] + c.name
+}
+
+// Act implements cluster.Backend.
+func (b *Backend) Act(ctx context.Context, name string, a cluster.Action) error {
+	c := b.get(name)
+	if c == nil {
+		return fmt.Errorf("no component %q in cluster %s", name, b.topo.Name)
+	}
+	var err error
+	switch a {
+	case cluster.Kill:
+		_, err = b.cli.ContainerKill(ctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
+		c.stopped = true
+	case cluster.Stop:
+		t := 20
+		_, err = b.cli.ContainerStop(ctx, c.id, client.ContainerStopOptions{Timeout: &t})
+		c.stopped = true
+	case cluster.Start:
+		_, err = b.cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{})
+		if err == nil {
+			c.stopped = false
+			if c.role == string(cluster.RoleNode) {
+				err = b.refreshPorts(ctx, c)
+			}
+		}
+	case cluster.Restart:
+		t := 20
+		if _, err = b.cli.ContainerStop(ctx, c.id, client.ContainerStopOptions{Timeout: &t}); err == nil {
+			_, err = b.cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{})
+		}
+	case cluster.Pause:
+		_, err = b.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{})
+	case cluster.Resume:
+		_, err = b.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{})
+	case cluster.Partition:
+		err = b.Partition(ctx, name)
+	case cluster.Heal:
+		if err = b.Heal(ctx, name); err == nil && c.role == string(cluster.RoleNode) {
+			go func() {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+				defer cancel()
+				_ = waitFor(rctx, "routes", b.SyncRoutes)
+			}()
+		}
+	default:
+		return fmt.Errorf("unknown action %q", a)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", a, name, err)
+	}
+	if a == cluster.Start || a == cluster.Restart {
+		// A restarted container may get new published ports; a worker
+		// needs its routes again (its IP may have changed).
+		if err := b.refreshPorts(ctx, c); err != nil {
+			return err
+		}
+		if c.role == string(cluster.RoleNode) {
+			go func() { // the node must register again before routes can be computed
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+				defer cancel()
+				_ = waitFor(rctx, "routes", b.SyncRoutes)
+			}()
+		}
+	}
+	return nil
+}
+
+// Heal reconnects a partitioned component to the lab network under its name.
+func (b *Backend) Heal(ctx context.Context, name string) error {
+	c := b.get(name)
+	if c == nil {
+		return fmt.Errorf("no component %q", name)
+	}
+	_, err := b.cli.NetworkConnect(ctx, b.netID, client.NetworkConnectOptions{Container: c.id,
+		EndpointConfig: &network.EndpointSettings{Aliases: []string{name}}})
+	return err
+}
+
+// Partition disconnects a component from the lab network; Heal reconnects it.
+func (b *Backend) Partition(ctx context.Context, name string) error {
+	c := b.get(name)
+	if c == nil {
+		return fmt.Errorf("no component %q", name)
+	}
+	_, err := b.cli.NetworkDisconnect(ctx, b.netID, client.NetworkDisconnectOptions{Container: c.id, Force: true})
+	return err
+}
+
+// EtcdctlEnv points etcdctl at the members' addresses.
+func (b *Backend) EtcdctlEnv() map[string]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var eps []string
+	for n, ip := range b.ips {
+		if strings.HasPrefix(n, "etcd-") {
+			eps = append(eps, "https://"+ip+":2379")
+		}
+	}
+	sort.Strings(eps)
+	f := b.EtcdClientFiles()
+	return map[string]string{"ETCDCTL_ENDPOINTS": strings.Join(eps, ","), "ETCDCTL_CACERT": f[0], "ETCDCTL_CERT": f[1], "ETCDCTL_KEY": f[2],
+		// Members' certificates name them, not their addresses on the lab network.
+		"ETCDCTL_INSECURE_SKIP_TLS_VERIFY": "true"}
+}
+
+// setServerName makes a kubeconfig verify the server as name.
+func setServerName(path, name string) error {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return err
+	}
+	for _, c := range cfg.Clusters {
+		c.TLSServerName = name
+	}
+	return clientcmd.WriteToFile(*cfg, path)
+}

@@ -1,0 +1,233 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// Down implements cluster.Backend: removes every container, volume and
+// network labelled with the cluster's name, and the state directory.
+func (b *Backend) Down(ctx context.Context) error {
+	err := RemoveCluster(ctx, b.cli, b.opts.Home, b.topo.Name)
+	return errors.Join(err, os.RemoveAll(b.opts.Dir))
+}
+
+// RemoveCluster removes everything labelled with a cluster's name and home.
+func RemoveCluster(ctx context.Context, cli *client.Client, home, name string) error {
+	return removeMatching(ctx, cli, homeFilter(home, name))
+}
+
+func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) error {
+	var errs []error
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, c := range cs.Items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err == nil {
+		for _, v := range vs.Items {
+			if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err == nil {
+		for _, n := range ns.Items {
+			if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Sweep removes the containers, volumes and networks of the home's
+// clusters whose owner process is gone (kubelab was killed with -9) while
+// they were ephemeral or still booting, and with all set, of every cluster
+// of the home. It returns the names of the clusters it removed. Clusters of
+// other homes are never touched.
+func Sweep(ctx context.Context, home string, all bool) ([]string, error) {
+	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer dc.Close()
+	cli := dc.Client
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: homeFilter(home, "")})
+	if err != nil {
+		return nil, err
+	}
+	dead := map[string]bool{}
+	for _, c := range cs.Items {
+		if all {
+			dead[c.Labels[labelCluster]] = true
+			continue
+		}
+		if ownerAlive(c.Labels[labelOwner]) {
+			continue
+		}
+		handedOver := false
+		if c.Labels[labelEphemeral] != "true" {
+			_, err := os.Stat(filepath.Join(c.Labels[labelDir], readyMarker))
+			handedOver = err == nil
+		}
+		if !handedOver {
+			dead[c.Labels[labelCluster]] = true
+		}
+	}
+	var names []string
+	var errs []error
+	for n := range dead {
+		names = append(names, n)
+		errs = append(errs, RemoveCluster(ctx, cli, home, n))
+	}
+	if all {
+		// Networks and volumes left without containers.
+		errs = append(errs, removeMatching(ctx, cli, homeFilter(home, "")))
+	}
+	sort.Strings(names)
+	for _, c := range cs.Items {
+		if dead[c.Labels[labelCluster]] && c.Labels[labelDir] != "" {
+			_ = os.RemoveAll(c.Labels[labelDir])
+		}
+	}
+	return names, errors.Join(errs...)
+}
+
+func ownerAlive(owner string) bool {
+	pidS, start, _ := strings.Cut(owner, ":")
+	pid, err := strconv.Atoi(pidS)
+	if err != nil {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	return start == "" || procStart(pid) == start
+}
+
+func procStart(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
+
+// Open attaches to a running docker cluster by name, from its containers'
+// labels and the state directory opts.Dir.
+func Open(ctx context.Context, name string, opts Options) (*Backend, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	b := &Backend{opts: opts, cli: dc.Client, ctrs: map[string]*ctr{}}
+	f := homeFilter(opts.Home, name)
+	cs, err := b.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	if len(cs.Items) == 0 {
+		return nil, fmt.Errorf("docker cluster %q: %w", name, ErrNotFound)
+	}
+	ns, err := b.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil || len(ns.Items) == 0 {
+		return nil, fmt.Errorf("docker cluster %q: no network: %v", name, err)
+	}
+	b.netID, b.netName = ns.Items[0].ID, ns.Items[0].Name
+	topo := cluster.Topology{Name: name}
+	b.access = cluster.Access{Kubeconfig: filepath.Join(opts.Dir, "admin.kubeconfig"), EtcdEndpoints: map[string]string{}, APIServers: map[string]string{}}
+	for _, c := range cs.Items {
+		x := &ctr{name: c.Labels[labelComponent], role: c.Labels[labelRole], id: c.ID, ports: map[string]string{}, stopped: c.State != "running"}
+		b.ctrs[x.name] = x
+		if err := b.refreshPorts(ctx, x); err != nil {
+			return nil, err
+		}
+		switch cluster.Role(x.role) {
+		case cluster.RoleEtcd:
+			topo.Etcd++
+		case cluster.RoleAPIServer:
+			topo.APIServers++
+		case cluster.RoleScheduler:
+			topo.Schedulers++
+		case cluster.RoleControllerManager:
+			topo.ControllerManagers++
+		case cluster.RoleNode:
+			topo.Nodes = append(topo.Nodes, cluster.NodeSpec{Name: x.name})
+		}
+	}
+	sort.Slice(topo.Nodes, func(i, j int) bool { return topo.Nodes[i].Name < topo.Nodes[j].Name })
+	b.topo = topo.WithDefaults()
+	b.access.EtcdDial = b.dialByName
+	pk := &pkiDir{dir: filepath.Join(opts.Dir, "pki")}
+	if b.access.EtcdTLS, err = tlsConfig(pk.path("etcd-ca.crt"), pk.path("etcd-client.crt"), pk.path("etcd-client.key")); err != nil {
+		return nil, fmt.Errorf("docker cluster %q: state directory %s: %w", name, opts.Dir, err)
+	}
+	return b, nil
+}
+
+// ErrNotFound is returned by Open for a cluster that does not exist.
+var ErrNotFound = errors.New("no such cluster")
+
+// HomeID identifies a kubelab home (its absolute path) on a Docker engine
+// that several users or homes share.
+func HomeID(home string) string {
+	if abs, err := filepath.Abs(home); err == nil {
+		home = abs
+	}
+	sum := sha256.Sum256([]byte(home))
+	return hex.EncodeToString(sum[:6])
+}
+
+// homeFilter matches the objects of one home, and of one cluster of it
+// when name is set.
+func homeFilter(home, name string) client.Filters {
+	f := client.Filters{}.Add("label", labelHome+"="+HomeID(home))
+	if name != "" {
+		f.Add("label", labelCluster+"="+name)
+	}
+	return f
+}
