@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 )
@@ -29,8 +28,10 @@ func Path() (string, error) {
 			path = p
 			return
 		}
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
+		var root string
+		if root, err = Root(); err != nil {
+			return
+		}
 		dir := filepath.Join(os.TempDir(), "kubelab-testbin")
 		if err = os.MkdirAll(dir, 0o755); err != nil {
 			return
@@ -56,4 +57,22 @@ func Path() (string, error) {
 		path = out
 	})
 	return path, err
+}
+
+// Root is the module root: the first directory up from the working
+// directory (a test's package directory) that holds go.mod. Tests build
+// with -trimpath, so source file paths cannot say where the checkout is.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod above %s", dir)
+		}
+	}
 }

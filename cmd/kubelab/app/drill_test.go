@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +18,11 @@ import (
 
 // repoRoot is the module root, where the drills' relative paths start.
 func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	root, err := testbin.Root()
+	if err != nil {
+		panic(err)
+	}
+	return root
 }
 
 // TestDrillInteractive runs `kubelab drill` on a pseudo-terminal as a
