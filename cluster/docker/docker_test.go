@@ -11,12 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
@@ -72,6 +78,41 @@ func TestDockerCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("load balancer published on loopback only", func(t *testing.T) {
+		ins, err := b.cli.ContainerInspect(ctx, b.get("load-balancer").id, client.ContainerInspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for port, bs := range ins.Container.NetworkSettings.Ports {
+			for _, bind := range bs {
+				n++
+				if bind.HostIP != netipLoopback {
+					t.Errorf("%s published on %s, want 127.0.0.1 only", port, bind.HostIP)
+				}
+			}
+		}
+		if n == 0 {
+			t.Error("the load balancer publishes no port")
+		}
+	})
+	t.Run("CoreDNS has least privilege", func(t *testing.T) {
+		cfg, err := clientcmd.BuildConfigFromFlags("", b.Access().Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: controlplane.CoreDNS.User}
+		dns, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dns.CoreV1().Services("").List(ctx, metav1.ListOptions{}); err != nil {
+			t.Errorf("CoreDNS cannot list Services: %v", err)
+		}
+		if _, err := dns.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("CoreDNS listing Secrets: got %v, want Forbidden", err)
+		}
+	})
 	replicas := int32(2)
 	labels := map[string]string{"app": "web"}
 	_, err = cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
@@ -171,9 +212,9 @@ func leftovers(t *testing.T) []string {
 
 // startVictim starts `kubelab up --backend docker` and returns once it
 // is booting the apiserver.
-func startVictim(t *testing.T, bin, name string) *exec.Cmd {
+func startVictim(t *testing.T, bin, name, home string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "up", "--backend", "docker", "--name", name, "--home", t.TempDir())
+	cmd := exec.Command(bin, "up", "--backend", "docker", "--name", name, "--home", home)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -216,13 +257,14 @@ func TestDockerKill9LeavesNothing(t *testing.T) {
 		t.Skipf("kubelab containers from elsewhere are running: %v", l)
 	}
 	t.Run("reaper", func(t *testing.T) {
-		cmd := startVictim(t, bin, "victim")
+		cmd := startVictim(t, bin, "victim", t.TempDir())
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		eventuallyClean(t, 20*time.Second)
 	})
 	t.Run("next run sweeps", func(t *testing.T) {
-		cmd := startVictim(t, bin, "victim2")
+		home := t.TempDir()
+		cmd := startVictim(t, bin, "victim2", home)
 		_ = exec.Command("pkill", "-KILL", "-f", ReaperComponent+" --owner "+fmt.Sprint(cmd.Process.Pid)+":").Run()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -230,8 +272,43 @@ func TestDockerKill9LeavesNothing(t *testing.T) {
 		if len(leftovers(t)) == 0 {
 			t.Fatal("expected containers left behind once kubelab and its reaper were killed")
 		}
-		out, _ := exec.Command(bin, "status", "--name", "nope").CombinedOutput()
+		out, _ := exec.Command(bin, "--home", home, "status", "--name", "nope").CombinedOutput()
 		t.Logf("next run: %s", out)
 		eventuallyClean(t, 5*time.Second)
 	})
+}
+
+// TestDockerDownAllKeepsOtherHomes: two kubelab homes share one Docker
+// engine; `down --all` in one removes its own clusters only, and says
+// which.
+func TestDockerDownAllKeepsOtherHomes(t *testing.T) {
+	bin := dockerOrSkip(t)
+	if l := leftovers(t); len(l) > 0 {
+		t.Skipf("kubelab containers from elsewhere are running: %v", l)
+	}
+	homeA, homeB := t.TempDir(), t.TempDir()
+	cmd := startVictim(t, bin, "x", homeA)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		eventuallyClean(t, 30*time.Second)
+	})
+	out, err := exec.Command(bin, "--home", homeB, "down", "--all").CombinedOutput()
+	if err != nil {
+		t.Fatalf("down --all in another home: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), `"x"`) {
+		t.Errorf("down --all in another home reports removing x:\n%s", out)
+	}
+	if len(leftovers(t)) == 0 {
+		t.Fatal("down --all in another home removed the cluster of home A")
+	}
+	out, err = exec.Command(bin, "--home", homeA, "down", "--all").CombinedOutput()
+	if err != nil {
+		t.Fatalf("down --all: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `removed docker cluster "x"`) {
+		t.Errorf("down --all does not say what it removed:\n%s", out)
+	}
+	eventuallyClean(t, 10*time.Second)
 }
