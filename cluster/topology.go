@@ -115,6 +115,10 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // IsZero reports whether the duration is unset.
 func (d Duration) IsZero() bool { return d.Duration == 0 }
 
+// MaxNodes is the most nodes a cluster may have: one /24 of the pod
+// network each. Backends may allow fewer (real nodes cost more).
+const MaxNodes = 4000
+
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
 
 // WithDefaults returns a copy of t with defaults filled in.
@@ -158,8 +162,8 @@ func (t Topology) Validate() []error {
 			errs = append(errs, fmt.Errorf("%s: want 1 to 5, got %d", c.name, c.n))
 		}
 	}
-	if len(t.Nodes) > 50 {
-		errs = append(errs, fmt.Errorf("nodes: want at most 50, got %d", len(t.Nodes)))
+	if len(t.Nodes) > MaxNodes {
+		errs = append(errs, fmt.Errorf("nodes: want at most %d, got %d", MaxNodes, len(t.Nodes)))
 	}
 	seen := map[string]bool{}
 	for i, n := range t.Nodes {

@@ -27,7 +27,7 @@ var (
 // maxNodes and maxMembers bound the topology (as cluster.Topology.Validate
 // does) before defaults expand it.
 const (
-	maxNodes   = 50
+	maxNodes   = cluster.MaxNodes
 	maxMembers = 5
 )
 

@@ -21,7 +21,8 @@ import (
 // Networks of every kubelab cluster.
 const (
 	ServiceCIDR = "10.96.0.0/16"
-	PodCIDR     = "10.244.0.0/16"
+	// PodCIDR holds one /24 per node, 4,096 in all.
+	PodCIDR = "10.240.0.0/12"
 	// KubernetesServiceIP is the first address of ServiceCIDR, the
 	// "kubernetes" Service in default.
 	KubernetesServiceIP = "10.96.0.1"

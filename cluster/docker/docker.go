@@ -64,6 +64,9 @@ func setDefaultEnv(k, v string) {
 	}
 }
 
+// MaxNodes is the most worker containers a docker cluster may have.
+const MaxNodes = 20
+
 // Options configure a docker cluster.
 type Options struct {
 	// Home is the kubelab home the cluster belongs to: clusters of other
@@ -116,7 +119,11 @@ func Available(ctx context.Context) error {
 // New prepares a docker cluster; Up creates it.
 func New(t cluster.Topology, opts Options) (*Backend, error) {
 	t = t.WithDefaults()
-	if errs := t.Validate(); len(errs) > 0 {
+	errs := t.Validate()
+	if len(t.Nodes) > MaxNodes {
+		errs = append(errs, fmt.Errorf("nodes: the docker backend runs at most %d (each is a container with containerd, a kubelet and kube-proxy), got %d", MaxNodes, len(t.Nodes)))
+	}
+	if len(errs) > 0 {
 		return nil, fmt.Errorf("topology: %w", errors.Join(errs...))
 	}
 	if opts.Log == nil {

@@ -11,11 +11,7 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
@@ -119,11 +115,7 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 
 	// Nodes are registered before their kwok controllers start, with the
 	// labels, taints and capacity of the topology.
-	cfg, err := clientcmd.BuildConfigFromFlags("", b.st.Files["kubeconfig"])
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := b.adminClient()
 	if err != nil {
 		return err
 	}
@@ -132,12 +124,11 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 	if err := controlplane.RBAC(ctx, cs, controlplane.Kwok); err != nil {
 		return err
 	}
-	for i, n := range b.st.Topology.Nodes {
-		if err := registerNode(ctx, cs, i, n); err != nil {
-			return fmt.Errorf("register node %s: %w", n.Name, err)
-		}
+	if err := registerNodes(ctx, cs, b.st.Topology.Nodes); err != nil {
+		return err
 	}
-	rest := append(append(byRole(cluster.RoleControllerManager), byRole(cluster.RoleScheduler)...), byRole(cluster.RoleNode)...)
+	kwok := byRole(roleKwok)
+	rest := append(append(byRole(cluster.RoleControllerManager), byRole(cluster.RoleScheduler)...), kwok...)
 	if err := start(rest); err != nil {
 		return err
 	}
@@ -154,9 +145,7 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 	}()
 	go func() {
 		defer wg.Done()
-		errs[2] = b.waitAll(ctx, byRole(cluster.RoleNode), say, "waiting for the node to be Ready", func(ctx context.Context, p *procSpec) error {
-			return nodeReady(ctx, cs, p.Name)
-		})
+		errs[2] = b.waitNodesReady(ctx, cs, kwok[0], b.st.Topology.Nodes, say)
 	}()
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -217,55 +206,4 @@ func (b *Backend) waitOne(ctx context.Context, p *procSpec, check func(context.C
 			delay *= 2
 		}
 	}
-}
-
-func registerNode(ctx context.Context, cs kubernetes.Interface, i int, n cluster.NodeSpec) error {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("4"),
-		corev1.ResourceMemory: resource.MustParse("8Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	for k, v := range n.Capacity {
-		q, err := resource.ParseQuantity(v)
-		if err != nil {
-			return fmt.Errorf("capacity %s=%q: %w", k, v, err)
-		}
-		capacity[corev1.ResourceName(k)] = q
-	}
-	labels := map[string]string{
-		"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-		"node-role.kubernetes.io/worker": "", "type": "kwok",
-	}
-	for k, v := range n.Labels {
-		labels[k] = v
-	}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
-		Spec:       corev1.NodeSpec{PodCIDR: nodePodCIDR(i), PodCIDRs: []string{nodePodCIDR(i)}},
-		Status:     corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-	}
-	for _, t := range n.Taints {
-		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
-	}
-	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
-}
-
-func nodeReady(ctx context.Context, cs kubernetes.Interface, name string) error {
-	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			if c.Status == corev1.ConditionTrue {
-				return nil
-			}
-			return fmt.Errorf("Ready=%s (%s)", c.Status, c.Reason)
-		}
-	}
-	return errors.New("no Ready condition yet")
 }

@@ -171,7 +171,7 @@ func (b *Backend) Down(ctx context.Context) error {
 	procs := append([]*procSpec(nil), b.st.Procs...)
 	b.mu.Unlock()
 	order := [][]cluster.Role{
-		{cluster.RoleNode, cluster.RoleScheduler, cluster.RoleControllerManager, cluster.RoleLoadBalancer},
+		{roleKwok, cluster.RoleScheduler, cluster.RoleControllerManager, cluster.RoleLoadBalancer},
 		{cluster.RoleAPIServer},
 		{cluster.RoleEtcd},
 	}
@@ -217,9 +217,21 @@ func (b *Backend) Components(ctx context.Context) ([]cluster.Component, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]cluster.Component, 0, len(b.st.Procs))
+	kwokUp := false
+	for _, p := range b.st.Procs {
+		if cluster.Role(p.Role) == roleKwok {
+			kwokUp = procAlive(p.PID, b.name, p.Name)
+		}
+	}
 	for _, p := range b.st.Procs {
 		c := cluster.Component{Name: p.Name, Role: cluster.Role(p.Role), Endpoint: p.Endpoint, Log: p.Log}
 		switch {
+		case p.Virtual && p.Stopped:
+			c.State = cluster.StateStopped
+		case p.Virtual && kwokUp:
+			c.State = cluster.StateRunning
+		case p.Virtual:
+			c.State = cluster.StateExited
 		case procAlive(p.PID, b.name, p.Name):
 			c.PID = p.PID
 			c.State = cluster.StateRunning
@@ -248,6 +260,9 @@ func (b *Backend) Act(ctx context.Context, name string, a cluster.Action) error 
 	b.mu.Unlock()
 	if p == nil {
 		return fmt.Errorf("no component %q in cluster %s", name, b.name)
+	}
+	if p.Virtual {
+		return b.actOnNode(ctx, p, a)
 	}
 	var err error
 	switch a {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,7 +166,21 @@ func newLayout(t cluster.Topology, dir string, next func() int) layout {
 	return l
 }
 
-// planNodes records one kwok controller per simulated node.
+// Simulated nodes. One kwok controller heartbeats every node that has
+// the label labelKubelet=kubeletRunning: a node taken down loses the label,
+// kwok stops renewing its Lease and updating its status, and the real node
+// lifecycle controller marks it NotReady, taints it and evicts its pods,
+// as for a dead kubelet. One process serves any number of nodes (~22 MiB
+// per node with a controller each).
+const (
+	labelKubelet   = "kubelab.dev/kubelet"
+	kubeletRunning = "running"
+	kubeletStopped = "stopped"
+	// roleKwok is the kwok controller's role among the components.
+	roleKwok = cluster.Role("kwok")
+)
+
+// planNodes records the kwok controller and one entry per simulated node.
 func (b *Backend) planNodes(kubeconfig string, logf func(string) string) error {
 	t := b.st.Topology
 	stages := filepath.Join(b.dir, "kwok-stages.yaml")
@@ -180,21 +195,31 @@ func (b *Backend) planNodes(kubeconfig string, logf func(string) string) error {
 	} else if g := t.Timings.NodeMonitorGracePeriod.Duration; g > 0 && g < 40*time.Second {
 		lease = max(4, int(g/time.Second))
 	}
-	for i, n := range t.Nodes {
-		b.st.Procs = append(b.st.Procs, &procSpec{
-			Name: n.Name, Role: string(cluster.RoleNode), Log: logf(n.Name),
-			Args: []string{"component", "kwok", "--config=" + stages, "--kubeconfig=" + kubeconfig,
-				"--manage-single-node=" + n.Name,
-				"--cidr=" + nodePodCIDR(i), "--node-ip=" + nodeIP(i),
-				"--node-lease-duration-seconds=" + itoa(lease),
-			},
-		})
+	b.st.Procs = append(b.st.Procs, &procSpec{
+		Name: "kwok", Role: string(roleKwok), Log: logf("kwok"),
+		Args: []string{"component", "kwok", "--config=" + stages, "--kubeconfig=" + kubeconfig,
+			"--manage-nodes-with-label-selector=" + labelKubelet + "=" + kubeletRunning,
+			"--node-lease-duration-seconds=" + itoa(lease),
+		},
+	})
+	for _, n := range t.Nodes {
+		b.st.Procs = append(b.st.Procs, &procSpec{Name: n.Name, Role: string(cluster.RoleNode), Virtual: true})
 	}
 	return nil
 }
 
-// nodePodCIDR is node i's pod range; kwok allocates pod IPs from it.
-func nodePodCIDR(i int) string { return fmt.Sprintf("10.244.%d.0/24", i+1) }
+// nodePodCIDR is node i's pod range, the (i+1)th /24 of the cluster's pod
+// network (4,095 nodes fit); kwok allocates pod IPs from it.
+func nodePodCIDR(i int) string {
+	return netip.PrefixFrom(addIP(netip.MustParsePrefix(controlplane.PodCIDR).Addr(), (i+1)*256), 24).String()
+}
 
-// nodeIP is node i's InternalIP (virtual).
-func nodeIP(i int) string { return fmt.Sprintf("10.89.0.%d", i+10) }
+// nodeIP is node i's InternalIP (virtual: nothing listens there).
+func nodeIP(i int) string { return addIP(netip.MustParseAddr("10.89.0.0"), i+10).String() }
+
+// addIP returns the IPv4 address n after a.
+func addIP(a netip.Addr, n int) netip.Addr {
+	b := a.As4()
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) + uint32(n)
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}

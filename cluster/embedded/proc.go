@@ -68,6 +68,9 @@ type procSpec struct {
 	Log      string   `json:"log"`
 	PID      int      `json:"pid,omitempty"`
 	Stopped  bool     `json:"stopped,omitempty"` // stopped on purpose
+	// Virtual components have no process of their own: simulated nodes,
+	// which the kwok process heartbeats while they run.
+	Virtual bool `json:"virtual,omitempty"`
 }
 
 // children tracks processes this kubelab process started, so it can reap

@@ -35,7 +35,7 @@ mount -o remount,bind,rw /proc/sys/net
 
 # Pod traffic to anything outside the pod network (CoreDNS, the control
 # plane) leaves with the node's address, so replies find their way back.
-iptables -t nat -A POSTROUTING -s 10.244.0.0/16 ! -d 10.244.0.0/16 -j MASQUERADE
+iptables -t nat -A POSTROUTING -s 10.240.0.0/12 ! -d 10.240.0.0/12 -j MASQUERADE
 
 mkdir -p /run/containerd /var/lib/kubelet /etc/cni/net.d
 containerd --config /etc/containerd/config.toml > /var/log/containerd.log 2>&1 &
