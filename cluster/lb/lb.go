@@ -47,6 +47,7 @@ type Balancer struct {
 	Log         *slog.Logger
 
 	next  atomic.Uint64
+	once  sync.Once
 	mu    sync.RWMutex
 	state map[string]*backend
 }
@@ -61,7 +62,7 @@ type backend struct {
 
 // Serve accepts on l until ctx ends.
 func (b *Balancer) Serve(ctx context.Context, l net.Listener) error {
-	b.init()
+	b.once.Do(b.init)
 	go b.check(ctx)
 	go func() { <-ctx.Done(); _ = l.Close() }()
 	for {
@@ -88,8 +89,10 @@ func (b *Balancer) init() {
 	}
 }
 
-// Healthy reports whether addr is currently considered up.
+// Healthy reports whether addr is currently considered up (every backend
+// is, until checked).
 func (b *Balancer) Healthy(addr string) bool {
+	b.once.Do(b.init)
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	s := b.state[addr]
@@ -187,25 +190,27 @@ func (b *Balancer) checked(addr string, started time.Time, err error) {
 	s.healthy = ok
 }
 
+// check probes each backend every Interval, one probe at a time per
+// backend so that a slow probe's result never lands after a newer one's.
 func (b *Balancer) check(ctx context.Context) {
 	client := &http.Client{
 		Timeout:   time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}, //nolint:gosec // health probe only
 	}
-	t := time.NewTicker(b.Interval)
-	defer t.Stop()
-	for {
-		for _, be := range b.Backends {
-			go func() {
+	for _, be := range b.Backends {
+		go func() {
+			t := time.NewTicker(b.Interval)
+			defer t.Stop()
+			for {
 				started := time.Now()
 				b.checked(be, started, b.probe(ctx, client, be))
-			}()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
 	}
 }
 

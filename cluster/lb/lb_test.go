@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,6 +52,7 @@ func (a *apiserver) start() {
 		_, _ = io.WriteString(w, a.name)
 	}))
 	a.srv.Listener = l
+	a.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut by kills
 	a.srv.StartTLS()
 }
 
@@ -181,7 +183,7 @@ func TestHealthChecksTakeOutAndBringBack(t *testing.T) {
 // up again after a dial to it failed.
 func TestStaleHealthCheckDoesNotReviveABackend(t *testing.T) {
 	bal := &Balancer{Backends: []string{"a:1", "b:1"}}
-	bal.init()
+	bal.once.Do(bal.init)
 	started := time.Now()
 	bal.dialFailed("a:1", fmt.Errorf("connection refused"))
 	bal.checked("a:1", started, nil)
