@@ -1,6 +1,7 @@
 package assertions
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,6 +15,10 @@ func TestCompileTypeChecks(t *testing.T) {
 		`raft.hasLeader && raft.term > 1`,
 		`leader("kube-scheduler") != ""`,
 		`any(node("worker-1").taints, .effect == "NoExecute")`,
+		// expr-lang v1.17.8's compiler panics on these after its
+		// optimizer rewrote filter(...)[0] into find().
+		`filter(replicasets("app=web"), .name != "x")[0].name != ""`,
+		`filter(pods("app=web"), .ready)[0].node == "worker-1"`,
 	}
 	for _, src := range good {
 		if _, err := Compile(src, nil, true); err != nil {
@@ -50,4 +55,73 @@ func TestBindingsAreTyped(t *testing.T) {
 	if _, err := Compile(`before.leedr != ""`, b, true); err == nil {
 		t.Fatal("typo in binding field compiled")
 	}
+}
+
+// The expression that made the compiler panic compiles, with a type, and
+// evaluates like its working form first(filter(...)).
+func TestCompilerPanicWorkedAround(t *testing.T) {
+	b := map[string]reflect.Type{"oldRS": reflect.TypeOf("")}
+	c, err := Compile(`filter(replicasets("app=web"), .name != oldRS)[0].name`, b, false)
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	if c.Type != reflect.TypeOf("") {
+		t.Errorf("type = %v, want string", c.Type)
+	}
+	v := fakeView{rs: []ReplicaSet{{Name: "web-1"}, {Name: "web-2"}}}
+	got, err := Eval(c, v, map[string]any{"oldRS": "web-1"})
+	if err != nil || got != "web-2" {
+		t.Errorf("Eval = %v, %v; want web-2", got, err)
+	}
+}
+
+func TestCompilerFailureIsNotTheUsersFault(t *testing.T) {
+	_, err := safeCompile(`1`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	panicking := errors.New("runtime error: invalid memory address or nil pointer dereference\ngoroutine 1 [running]:\n...")
+	if !compilerFailed(panicking) || compilerFailed(errors.New("unknown name nope (1:1)")) {
+		t.Fatal("compilerFailed does not tell a compiler panic from an expression error")
+	}
+	err = compilerFailure(panicking)
+	for _, want := range []string{"the expression compiler failed on a valid-looking expression",
+		"nil pointer dereference", "first(filter(list, cond)).field"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%v\nwant it to mention %q", err, want)
+		}
+	}
+	if !errors.Is(err, ErrCompilerFailed) || strings.Contains(err.Error(), "goroutine") {
+		t.Errorf("%v: want ErrCompilerFailed without the stack", err)
+	}
+}
+
+// A panic in the view is an evaluation error, not a crash.
+func TestEvalRecoversPanics(t *testing.T) {
+	c, err := Compile(`raft.hasLeader`, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Holds(c, fakeView{panics: true}, nil); err == nil || !strings.Contains(err.Error(), "evaluator failed") {
+		t.Errorf("Holds = %v, want an evaluator failure", err)
+	}
+	if obs := Explain(c, fakeView{panics: true}, nil); len(obs) == 0 {
+		t.Errorf("Explain said nothing about the failure")
+	}
+}
+
+// fakeView answers ReplicaSets with rs, and panics on Raft when asked to.
+type fakeView struct {
+	View
+	rs     []ReplicaSet
+	panics bool
+}
+
+func (f fakeView) ReplicaSets(string, string) []ReplicaSet { return f.rs }
+
+func (f fakeView) Raft() Raft {
+	if f.panics {
+		panic("view broke")
+	}
+	return Raft{}
 }

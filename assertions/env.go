@@ -145,7 +145,7 @@ func Compile(src string, bindings map[string]reflect.Type, asBool bool) (*Compil
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
-	prog, err := expr.Compile(src, opts...)
+	prog, err := compileProgram(src, opts...)
 	if err != nil {
 		return nil, err
 	}

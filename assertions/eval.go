@@ -40,8 +40,15 @@ func env(c *Compiled, v View, bindings map[string]any) map[string]any {
 }
 
 // Eval evaluates c once against a view of the cluster.
-func Eval(c *Compiled, v View, bindings map[string]any) (any, error) {
-	out, err := expr.Run(c.Program, env(c, v, bindings))
+// A panic while evaluating (in the view or the VM) is an error, never a
+// crash of the run.
+func Eval(c *Compiled, v View, bindings map[string]any) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("evaluate %q: the expression evaluator failed: %v", c.Source, r)
+		}
+	}()
+	out, err = expr.Run(c.Program, env(c, v, bindings))
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %q: %w", c.Source, err)
 	}
@@ -70,7 +77,13 @@ type Observation struct {
 // Explain evaluates the interesting sub-expressions of c (operands of
 // comparisons and logical operators, calls, member accesses) so a failure
 // can say what was observed, e.g. `len(endpoints("web")) = 2`.
-func Explain(c *Compiled, v View, bindings map[string]any) []Observation {
+// A panic while building the environment ends the explanation early.
+func Explain(c *Compiled, v View, bindings map[string]any) (out []Observation) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = append(out, Observation{Expr: c.Source, Value: fmt.Sprintf("error: %v", r)})
+		}
+	}()
 	root := c.Program.Node()
 	var subs []ast.Node
 	var walk func(n ast.Node, depth int)
@@ -96,25 +109,34 @@ func Explain(c *Compiled, v View, bindings map[string]any) []Observation {
 	walk(root, 0)
 	e := env(c, v, bindings)
 	seen := map[string]bool{}
-	var out []Observation
 	for _, n := range subs {
 		src := n.String()
 		if seen[src] {
 			continue
 		}
 		seen[src] = true
-		p, err := expr.Compile(src, expr.Env(e))
+		p, err := compileProgram(src, expr.Env(e))
 		if err != nil {
 			continue
 		}
-		val, err := expr.Run(p, e)
-		s := Format(val)
-		if err != nil {
-			s = "error: " + err.Error()
-		}
-		out = append(out, Observation{Expr: src, Value: s})
+		out = append(out, Observation{Expr: src, Value: observe(p, e)})
 	}
 	return out
+}
+
+// observe runs one sub-expression of an explanation and formats its value
+// or its error; a panic is an error too.
+func observe(p *vm.Program, e map[string]any) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s = fmt.Sprintf("error: %v", r)
+		}
+	}()
+	val, err := expr.Run(p, e)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return Format(val)
 }
 
 // Format renders a value compactly for people: structs as JSON with

@@ -402,7 +402,7 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 	if src == "" {
 		return nil // reported as missing or empty
 	}
-	comp, err := compileExpr(src, c.bindings, asBool)
+	comp, err := assertions.Compile(src, c.bindings, asBool)
 	if err == nil {
 		return comp
 	}
@@ -417,6 +417,10 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 			}
 		}
 	}
+	if errors.Is(err, assertions.ErrCompilerFailed) {
+		c.errorAt(path, "%v", err) // the expression is not at fault: say so
+		return nil
+	}
 	if fe := (*file.Error)(nil); errors.As(err, &fe) {
 		c.errorAt(path, "invalid expression: %s (at %d:%d of the expression)", fe.Message, fe.Line, fe.Column+1)
 		return nil
@@ -424,17 +428,6 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	c.errorAt(path, "invalid expression: %s", msg)
 	return nil
-}
-
-// compileExpr is assertions.Compile, turning a panic of the compiler into
-// an error.
-func compileExpr(src string, bindings map[string]reflect.Type, asBool bool) (comp *assertions.Compiled, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the expression compiler failed: %v", r)
-		}
-	}()
-	return assertions.Compile(src, bindings, asBool)
 }
 
 // exprIdentifiers lists the names an expression refers to.

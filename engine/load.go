@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -69,8 +71,7 @@ func parse(path string, data []byte, probs *Problems) *yaml.Node {
 		probs.add(path, start, "", "empty file: want a lab (apiVersion: %s, kind: %s)", APIVersion, KindLab)
 		return nil
 	case err != nil:
-		line, msg := yamlError(err)
-		probs.add(path, Pos{Line: line, Column: 1}, "", "invalid YAML: %s", msg)
+		probs.add(path, yamlErrorPos(data, err), "", "invalid YAML: %s", yamlErrorMsg(err))
 		return nil
 	}
 	root := doc.Content[0]
@@ -83,8 +84,36 @@ func parse(path string, data []byte, probs *Problems) *yaml.Node {
 	case err == nil && len(extra.Content) > 0 && !isNull(extra.Content[0]):
 		probs.add(path, nodePos(extra.Content[0]), "", "want a single YAML document, found another one")
 	case err != nil && !errors.Is(err, io.EOF):
-		line, msg := yamlError(err)
-		probs.add(path, Pos{Line: line, Column: 1}, "", "invalid YAML: %s", msg)
+		probs.add(path, yamlErrorPos(data, err), "", "invalid YAML: %s", yamlErrorMsg(err))
 	}
 	return root
+}
+
+func yamlErrorMsg(err error) string {
+	_, msg := yamlError(err)
+	return msg
+}
+
+// yamlErrorPos is where a YAML syntax error is. The library reports only a
+// line, and for a tab in the indentation the line where the enclosing
+// block started (one or more lines early): there, point at the first tab
+// in the indentation of a line from that one on, which is what the user
+// must fix.
+func yamlErrorPos(data []byte, err error) Pos {
+	line, msg := yamlError(err)
+	last := line // "cannot start any token" is reported on its own line
+	switch {
+	case strings.Contains(msg, "tab character"):
+		last = math.MaxInt
+	case !strings.Contains(msg, "cannot start any token"):
+		return Pos{Line: line, Column: 1}
+	}
+	lines := strings.Split(string(data), "\n")
+	for i := line - 1; i >= 0 && i < len(lines) && i < last; i++ {
+		indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " \t"))
+		if col := strings.IndexByte(lines[i][:indent], '\t'); col >= 0 {
+			return Pos{Line: i + 1, Column: col + 1}
+		}
+	}
+	return Pos{Line: line, Column: 1}
 }

@@ -18,20 +18,7 @@ func ConsoleProgress(w io.Writer) func(Progress) {
 	return func(p Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		mark := "  "
-		msg := p.Message
-		if p.Done {
-			mark = "✔ "
-			if p.Err != nil {
-				mark = "✘ "
-				msg = "FAILED: " + indent(p.Err.Error(), "             ")
-			}
-		}
-		step := p.Step
-		if step == "" {
-			step = "-"
-		}
-		fmt.Fprintf(w, "%7.2fs %s%s | %s | %s\n", p.Elapsed.Seconds(), mark, p.Lab, step, msg)
+		_, _ = io.WriteString(w, progressLines(p))
 	}
 }
 

@@ -93,11 +93,10 @@ func (t *timeline) watch(ctx context.Context, c *cluster.Cluster, live *assertio
 				return
 			}
 			if o == nil || o.Spec.HolderIdentity == nil || *o.Spec.HolderIdentity != *l.Spec.HolderIdentity {
-				holder, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
 				if strings.HasPrefix(l.Name, "apiserver-") {
 					return
 				}
-				t.add(EventLease, l.Name, "held by "+holder)
+				t.add(EventLease, l.Name, leaseDetail(*l.Spec.HolderIdentity))
 			}
 		case "EndpointSlice":
 			s, _ := obj.(*discoveryv1.EndpointSlice)
@@ -201,51 +200,18 @@ func (t *timeline) podChange(old, obj any) {
 	}
 }
 
-// Recovery is how long the cluster took to react to a fault: from the fault
-// to the first following event of a kind that shows recovery.
-type Recovery struct {
-	Fault    string        `json:"fault"`
-	Event    string        `json:"event"`
-	After    time.Duration `json:"after"`
-	FaultAt  time.Duration `json:"faultAt"`
-	Describe string        `json:"describe"`
+// leaseDetail describes a lease's new holder identity: "held by
+// kube-scheduler-1", or "released" when a leader gave it up (an empty
+// holderIdentity, written by a leader that releases on shutdown).
+func leaseDetail(identity string) string {
+	holder, _, _ := strings.Cut(identity, "_")
+	if holder == "" {
+		return leaseReleased
+	}
+	return leaseHeldBy + holder
 }
 
-// recoveries pairs each fault with the first new etcd leader, lease
-// handover and whole-again endpoints that followed it (before the next
-// fault).
-func recoveries(evs []TimelineEvent) []Recovery {
-	var out []Recovery
-	for i, f := range evs {
-		if f.Kind != EventFault {
-			continue
-		}
-		seen := map[string]bool{}
-		for _, e := range evs[i+1:] {
-			if e.Kind == EventFault {
-				break
-			}
-			var what string
-			switch {
-			case e.Kind == EventEtcdLeader && e.Detail != "no leader":
-				what = "new etcd leader (" + strings.TrimSuffix(e.Detail, " is leader") + ")"
-			case e.Kind == EventLease:
-				what = e.Subject + " lease moved (" + strings.TrimPrefix(e.Detail, "held by ") + ")"
-			case e.Kind == EventEndpointsWho:
-				what = e.Subject + " endpoints whole again"
-			case e.Kind == EventNode:
-				what = e.Subject + " " + e.Detail
-			default:
-				continue
-			}
-			key := e.Kind + e.Subject
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			out = append(out, Recovery{Fault: f.Subject + " " + f.Detail, Event: what, After: e.At - f.At, FaultAt: f.At,
-				Describe: fmt.Sprintf("%s -> %s after %s", f.Subject+" "+f.Detail, what, (e.At - f.At).Round(time.Millisecond))})
-		}
-	}
-	return out
-}
+const (
+	leaseHeldBy   = "held by "
+	leaseReleased = "released"
+)

@@ -1,7 +1,14 @@
 // Package lb is the L4 (TCP) load balancer the embedded backend puts in
 // front of its kube-apiservers, as HAProxy does in a kubeadm HA setup:
-// round-robin over backends that pass an HTTPS /readyz check, with
-// passive failover when a connection to a backend is refused.
+// round-robin over backends that pass an HTTPS /readyz check.
+//
+// A new connection never waits on a dead backend: a dial that fails (or
+// does not connect within DialTimeout) marks that backend down at once and
+// the connection is redispatched to the next healthy one, as HAProxy's
+// `option redispatch` with `retries` does. The health checks bring a
+// backend back, and take down one that still accepts connections but is
+// not ready. Connections already proxied to a backend that dies fail with
+// it: TCP cannot move them.
 //
 // It proxies bytes only; TLS stays end to end between client and
 // apiserver. It exists because the embedded backend must run without
@@ -23,25 +30,39 @@ import (
 	"time"
 )
 
+// DefaultDialTimeout bounds a connect to one backend before the connection
+// is redispatched to the next. Backends are on the same host or network,
+// where a healthy one answers a SYN in well under a millisecond.
+const DefaultDialTimeout = 500 * time.Millisecond
+
 // Balancer forwards TCP connections to healthy backends.
 type Balancer struct {
 	Backends []string
 	// CheckPath is requested over HTTPS to decide health ("" = TCP only).
 	CheckPath string
-	Interval  time.Duration
-	Log       *slog.Logger
+	// Interval between health checks of each backend.
+	Interval time.Duration
+	// DialTimeout bounds each connect to a backend (DefaultDialTimeout when 0).
+	DialTimeout time.Duration
+	Log         *slog.Logger
 
-	next    atomic.Uint64
-	mu      sync.RWMutex
-	healthy map[string]bool
+	next  atomic.Uint64
+	once  sync.Once
+	mu    sync.RWMutex
+	state map[string]*backend
+}
+
+// backend is the health of one backend address.
+type backend struct {
+	healthy bool
+	// failedAt is when a dial to it last failed: a health check that
+	// started before then is stale and cannot mark it up again.
+	failedAt time.Time
 }
 
 // Serve accepts on l until ctx ends.
 func (b *Balancer) Serve(ctx context.Context, l net.Listener) error {
-	b.healthy = map[string]bool{}
-	for _, be := range b.Backends {
-		b.healthy[be] = true
-	}
+	b.once.Do(b.init)
 	go b.check(ctx)
 	go func() { <-ctx.Done(); _ = l.Close() }()
 	for {
@@ -56,6 +77,30 @@ func (b *Balancer) Serve(ctx context.Context, l net.Listener) error {
 	}
 }
 
+func (b *Balancer) init() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.state = map[string]*backend{}
+	for _, be := range b.Backends {
+		b.state[be] = &backend{healthy: true}
+	}
+	if b.Log == nil {
+		b.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Healthy reports whether addr is currently considered up (every backend
+// is, until checked).
+func (b *Balancer) Healthy(addr string) bool {
+	b.once.Do(b.init)
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	s := b.state[addr]
+	return s != nil && s.healthy
+}
+
+// order is the round-robin order of backends for one connection, healthy
+// ones first; unhealthy ones follow, as a last resort.
 func (b *Balancer) order() []string {
 	n := len(b.Backends)
 	start := int(b.next.Add(1) % uint64(n))
@@ -64,29 +109,40 @@ func (b *Balancer) order() []string {
 	var up, down []string
 	for i := range n {
 		be := b.Backends[(start+i)%n]
-		if b.healthy[be] {
+		if b.state[be].healthy {
 			up = append(up, be)
 		} else {
 			down = append(down, be)
 		}
 	}
-	return append(up, down...) // unhealthy ones only as a last resort
+	return append(up, down...)
+}
+
+// dial connects to the first backend of order() that answers, marking
+// each one that does not as down.
+func (b *Balancer) dial(ctx context.Context) (net.Conn, string, error) {
+	timeout := b.DialTimeout
+	if timeout <= 0 {
+		timeout = DefaultDialTimeout
+	}
+	var errs []error
+	for _, addr := range b.order() {
+		d := net.Dialer{Timeout: timeout}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c, addr, nil
+		}
+		errs = append(errs, err)
+		b.dialFailed(addr, err)
+	}
+	return nil, "", fmt.Errorf("no backend answered: %w", errors.Join(errs...))
 }
 
 func (b *Balancer) forward(ctx context.Context, c net.Conn) {
 	defer c.Close()
-	var be net.Conn
-	var err error
-	for _, addr := range b.order() {
-		d := net.Dialer{Timeout: time.Second}
-		be, err = d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			break
-		}
-		b.mark(addr, false)
-	}
-	if be == nil {
-		b.Log.Warn("no backend", "err", err)
+	be, _, err := b.dial(ctx)
+	if err != nil {
+		b.Log.Warn("connection dropped", "client", c.RemoteAddr().String(), "err", err)
 		return
 	}
 	defer be.Close()
@@ -107,31 +163,54 @@ func (b *Balancer) forward(ctx context.Context, c net.Conn) {
 	}
 }
 
-func (b *Balancer) mark(addr string, ok bool) {
+// dialFailed marks addr down at once: new connections go elsewhere until
+// a health check that started after this failure passes.
+func (b *Balancer) dialFailed(addr string, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.healthy[addr] != ok {
-		b.Log.Info("backend health changed", "backend", addr, "healthy", ok)
+	s := b.state[addr]
+	if s.healthy {
+		b.Log.Info("backend down: dial failed", "backend", addr, "err", err)
 	}
-	b.healthy[addr] = ok
+	s.healthy, s.failedAt = false, time.Now()
 }
 
+// checked applies the result of a health check that started at started.
+func (b *Balancer) checked(addr string, started time.Time, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.state[addr]
+	ok := err == nil
+	if ok && !started.After(s.failedAt) {
+		return // stale: a dial failed while this check was under way
+	}
+	if s.healthy != ok {
+		b.Log.Info("backend health changed", "backend", addr, "healthy", ok, "err", err)
+	}
+	s.healthy = ok
+}
+
+// check probes each backend every Interval, one probe at a time per
+// backend so that a slow probe's result never lands after a newer one's.
 func (b *Balancer) check(ctx context.Context) {
 	client := &http.Client{
 		Timeout:   time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}, //nolint:gosec // health probe only
 	}
-	t := time.NewTicker(b.Interval)
-	defer t.Stop()
-	for {
-		for _, be := range b.Backends {
-			go func() { b.mark(be, b.probe(ctx, client, be) == nil) }()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	for _, be := range b.Backends {
+		go func() {
+			t := time.NewTicker(b.Interval)
+			defer t.Stop()
+			for {
+				started := time.Now()
+				b.checked(be, started, b.probe(ctx, client, be))
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
 	}
 }
 
@@ -170,6 +249,7 @@ func Main(ctx context.Context, args []string, log *slog.Logger) error {
 	listen := fs.String("listen", "127.0.0.1:6443", "address to listen on")
 	check := fs.String("check-path", "/readyz", "HTTPS path probed on each backend (empty: TCP connect)")
 	interval := fs.Duration("interval", time.Second, "health check interval")
+	dialTimeout := fs.Duration("connect-timeout", DefaultDialTimeout, "connect timeout to one backend before trying the next")
 	var backends multi
 	fs.Var(&backends, "backend", "backend address (repeat)")
 	if err := fs.Parse(args); err != nil {
@@ -183,6 +263,6 @@ func Main(ctx context.Context, args []string, log *slog.Logger) error {
 		return fmt.Errorf("listen %s: %w", *listen, err)
 	}
 	log.Info("load balancer listening", "addr", *listen, "backends", []string(backends))
-	b := &Balancer{Backends: backends, CheckPath: *check, Interval: *interval, Log: log}
+	b := &Balancer{Backends: backends, CheckPath: *check, Interval: *interval, DialTimeout: *dialTimeout, Log: log}
 	return b.Serve(ctx, l)
 }
