@@ -211,18 +211,20 @@ func (b *Backend) publishDNS(ctx context.Context) error {
 }
 
 // haproxyConfig balances TCP over the apiservers. A new connection must
-// never wait on a dead apiserver: connecting times out fast (the lab
-// network is one bridge), a failed connect is retried on another server
-// (redispatch on every retry), a server is marked down after one failed
-// check every 500 ms, and the sessions of a server marked down are closed
+// never wait on a dead apiserver (a killed container's address never
+// answers): connecting times out fast (the lab network is one bridge), a
+// failed connect is retried on another server (redispatch on every retry),
+// a server is marked down after one failed connection or check, and the sessions of a server marked down are closed
 // so that clients (watches) reconnect at once instead of hanging.
 func haproxyConfig(apis []string) string {
 	var s strings.Builder
 	s.WriteString("global\n  log stdout format raw local0\n")
-	s.WriteString("defaults\n  mode tcp\n  timeout connect 500ms\n  timeout client 1h\n  timeout server 1h\n  retries 3\n  option redispatch 1\n")
+	s.WriteString("defaults\n  mode tcp\n  timeout connect 300ms\n  timeout check 1s\n  timeout client 1h\n  timeout server 1h\n  retries 3\n  option redispatch 1\n")
 	s.WriteString("frontend apiserver\n  bind *:6443\n  default_backend apiservers\n")
 	s.WriteString("backend apiservers\n  option httpchk GET /readyz\n  http-check expect status 200\n  balance roundrobin\n")
-	s.WriteString("  default-server check check-ssl verify none inter 500ms fastinter 250ms downinter 1s fall 1 rise 1 on-marked-down shutdown-sessions\n")
+	// observe layer4: the first failed connection marks a server down too,
+	// before its next check.
+	s.WriteString("  default-server check check-ssl verify none inter 500ms fastinter 250ms downinter 1s fall 1 rise 1 on-marked-down shutdown-sessions observe layer4 error-limit 1 on-error mark-down\n")
 	for _, a := range apis {
 		fmt.Fprintf(&s, "  server %s %s:6443\n", a, a)
 	}
