@@ -125,3 +125,35 @@ func (f fakeView) Raft() Raft {
 	}
 	return Raft{}
 }
+
+func TestAuditFilterKeysCheckedAtCompile(t *testing.T) {
+	if _, err := Compile(`any(audit({user: "u", verb: "delete", code: 403}), .refusal == "authorization" && .decision == "forbid")`, nil, true); err != nil {
+		t.Fatalf("valid filter: %v", err)
+	}
+	_, err := Compile(`len(audit({usr: "u"})) > 0`, nil, true)
+	if err == nil || !strings.Contains(err.Error(), `unknown key "usr"`) || !strings.Contains(err.Error(), "user") {
+		t.Fatalf("unknown key: got %v", err)
+	}
+	if _, err := Compile(`any(audit({verb: "list"}), .refusedBy == "RBAC" && "g" in .groups && .latency < 1)`, nil, true); err != nil {
+		t.Fatalf("event fields: %v", err)
+	}
+}
+
+func TestMatchAudit(t *testing.T) {
+	e := AuditEvent{User: "u", Verb: "delete", Code: 403}
+	for _, tc := range []struct {
+		f    map[string]any
+		want bool
+	}{
+		{map[string]any{"user": "u", "verb": "delete"}, true},
+		{map[string]any{"code": 403}, true},
+		{map[string]any{"code": 403.0}, true},
+		{map[string]any{"code": 200}, false},
+		{map[string]any{"verb": "get"}, false},
+		{map[string]any{"nope": "x"}, false},
+	} {
+		if got := MatchAudit(e, tc.f); got != tc.want {
+			t.Errorf("MatchAudit(%v) = %v, want %v", tc.f, got, tc.want)
+		}
+	}
+}

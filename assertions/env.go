@@ -25,6 +25,9 @@ type View interface {
 	Components() []Component
 	Component(name string) Component
 	APIServers() []APIServer
+	// Audit lists the requests the apiservers' audit logs recorded that
+	// match every key of filter, oldest first.
+	Audit(filter map[string]any) []AuditEvent
 	Elapsed() float64
 }
 
@@ -79,6 +82,11 @@ func funcs(v View) map[string]any {
 		// component("etcd-1").state
 		"component":  func(name string) Component { return v.Component(name) },
 		"apiservers": func() []APIServer { return v.APIServers() },
+		// audit({user: "system:serviceaccount:team:reader", verb: "delete"})
+		// lists the matching requests of the apiservers' audit logs:
+		// .code, .refusal ("authorization", "admission", "validation"...),
+		// .decision, .why, .message, .groups, .userAgent, .annotations.
+		"audit": func(filter map[string]any) []AuditEvent { return v.Audit(filter) },
 	}
 }
 
@@ -141,13 +149,17 @@ func Compile(src string, bindings map[string]reflect.Type, asBool bool) (*Compil
 	if err != nil {
 		return nil, err
 	}
-	opts := []expr.Option{expr.Env(env)}
+	filters := &checkAuditFilters{}
+	opts := []expr.Option{expr.Env(env), expr.Patch(filters)}
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
 	prog, err := compileProgram(src, opts...)
 	if err != nil {
 		return nil, err
+	}
+	if filters.err != nil {
+		return nil, filters.err
 	}
 	c := &Compiled{Source: src, Program: prog, uses: map[string]bool{}}
 	if t := prog.Node().Type(); t != nil && t.Kind() != reflect.Interface {

@@ -35,6 +35,9 @@ type Live struct {
 
 	httpc *http.Client
 	rest  *rest.Config
+
+	audit        auditLog
+	auditFailure error // why an audit log could not be followed
 }
 
 // NewLive starts informers on the cluster and waits for their caches.
@@ -79,6 +82,7 @@ func NewLive(ctx context.Context, c *cluster.Cluster, start time.Time) (*Live, e
 			return nil, err
 		}
 	}
+	l.tailAudit(ictx, c.Access().AuditLogs)
 	l.factory.Start(ictx.Done())
 	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 	defer scancel()

@@ -120,6 +120,9 @@ type Access struct {
 	EtcdDial func(ctx context.Context, addr string) (net.Conn, error)
 	// APIServers maps each apiserver name to its URL (not through the LB).
 	APIServers map[string]string
+	// AuditLogs maps each apiserver name to its audit log on this host
+	// (JSON lines of audit.k8s.io/v1 Events); empty where there is none.
+	AuditLogs map[string]string
 }
 
 // Event is boot or teardown progress, for people watching.

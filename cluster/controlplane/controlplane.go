@@ -76,6 +76,9 @@ type Site struct {
 	// Server is the URL components reach the apiservers at (the load
 	// balancer).
 	Server string
+	// AuditLog is where an apiserver writes its audit log (JSON lines), as
+	// it sees the path; nil: no audit log.
+	AuditLog func(apiserver string) string
 	// AllocateNodeCIDRs makes the controller-manager assign each node a pod
 	// range (real nodes' CNI needs it; simulated nodes get theirs from
 	// kubelab).
@@ -182,6 +185,7 @@ func apiserver(t cluster.Topology, s Site, name string) []string {
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file="+s.Path(FrontProxyClientCert), "--proxy-client-key-file="+s.Path(FrontProxyClientKey),
 	)
+	args = append(args, auditFlags(s, name)...)
 	return append(args, t.Timings.APIServerFlags()...)
 }
 

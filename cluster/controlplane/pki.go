@@ -75,7 +75,7 @@ type PKI struct {
 // Path is where a file of the plan is in Dir.
 func (p *PKI) Path(file string) string { return filepath.Join(p.Dir, file) }
 
-// WritePKI makes the certificate authorities, keys and certificates of
+// WritePKI makes the audit policy and the certificate authorities, keys and certificates of
 // the control plane of a defaulted topology in dir: cluster, etcd and
 // front-proxy CAs, the service-account key, one serving certificate per
 // etcd member, the apiservers' serving certificate, and the client
@@ -128,7 +128,7 @@ func WritePKI(dir string, t cluster.Topology) (*PKI, error) {
 			return nil, err
 		}
 	}
-	return p, nil
+	return p, WriteAuditPolicy(dir)
 }
 
 // Kubeconfig issues a client certificate for id and writes its kubeconfig

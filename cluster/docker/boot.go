@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"golang.org/x/sync/errgroup"
@@ -37,8 +39,20 @@ func byRole(plan []controlplane.Component, r cluster.Role) []controlplane.Compon
 func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane.Component) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, c := range comps {
+		var mods func(*container.HostConfig)
+		if c.Role == cluster.RoleAPIServer {
+			// The audit log is written straight to the host, where kubelab
+			// tails it.
+			dir := b.auditDir(c.Name)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			mods = func(hc *container.HostConfig) {
+				hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: "/var/log/kubelab"})
+			}
+		}
 		g.Go(func() error {
-			return b.run(gctx, c.Name, c.Role, b.images.Kubelab, append([]string{"component", string(c.Role)}, c.Args...), pk, nil, nil)
+			return b.run(gctx, c.Name, c.Role, b.images.Kubelab, append([]string{"component", string(c.Role)}, c.Args...), pk, nil, mods)
 		})
 	}
 	return g.Wait()

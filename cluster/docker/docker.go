@@ -154,10 +154,18 @@ func (b *Backend) Access() cluster.Access {
 	for k, v := range b.access.EtcdEndpoints {
 		acc.EtcdEndpoints[k] = v
 	}
+	acc.AuditLogs = map[string]string{}
 	for k, v := range b.access.APIServers {
 		acc.APIServers[k] = v
+		acc.AuditLogs[k] = filepath.Join(b.auditDir(k), "audit.log")
 	}
 	return acc
+}
+
+// auditDir is the host directory an apiserver container writes its audit
+// log into (bind-mounted at /var/log/kubelab).
+func (b *Backend) auditDir(apiserver string) string {
+	return filepath.Join(b.opts.Dir, "audit", apiserver)
 }
 
 func (b *Backend) labels(component, role string) map[string]string {

@@ -86,6 +86,7 @@ func (b *Backend) site() controlplane.Site {
 			}
 			return controlplane.Serving{Bind: "0.0.0.0", Port: 10257}
 		},
+		AuditLog:          func(string) string { return "/var/log/kubelab/audit.log" },
 		Server:            "https://load-balancer:6443",
 		AllocateNodeCIDRs: true,
 	}

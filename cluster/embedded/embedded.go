@@ -324,6 +324,7 @@ func (b *Backend) Access() cluster.Access {
 		Kubeconfig:    b.st.Files["kubeconfig"],
 		EtcdEndpoints: map[string]string{},
 		APIServers:    map[string]string{},
+		AuditLogs:     map[string]string{},
 	}
 	for _, p := range b.st.Procs {
 		switch cluster.Role(p.Role) {
@@ -331,6 +332,7 @@ func (b *Backend) Access() cluster.Access {
 			acc.EtcdEndpoints[p.Name] = p.Endpoint
 		case cluster.RoleAPIServer:
 			acc.APIServers[p.Name] = p.Endpoint
+			acc.AuditLogs[p.Name] = auditLog(b.dir, p.Name)
 		}
 	}
 	tlsCfg, err := clientTLS(b.st.Files["etcd-ca"], b.st.Files["etcd-client.crt"], b.st.Files["etcd-client.key"])

@@ -104,6 +104,9 @@ func (b *Backend) plan() error {
 		case cluster.RoleEtcd:
 			p.Endpoint = lay.etcd[c.Name].AdvertiseClient
 		case cluster.RoleAPIServer:
+			if err := os.MkdirAll(filepath.Dir(auditLog(dir, c.Name)), 0o700); err != nil {
+				return err
+			}
 			// Own UTS namespaces: distinct apiserver identity leases and
 			// leader-election identities that name the instance.
 			p.Endpoint, p.Hostname = lay.url(c.Name), c.Name
@@ -135,6 +138,9 @@ type layout struct {
 	lbPort  int
 }
 
+// auditLog is where apiserver n of the cluster in dir writes its audit log.
+func auditLog(dir, n string) string { return filepath.Join(dir, "audit", n, "audit.log") }
+
 // url is where a component serves.
 func (l layout) url(name string) string {
 	return fmt.Sprintf("https://127.0.0.1:%d", l.serving[name].Port)
@@ -162,6 +168,7 @@ func newLayout(t cluster.Topology, dir string, next func() int) layout {
 		APIServer: func(n string) controlplane.Serving { return l.serving[n] },
 		Serving:   func(n string) controlplane.Serving { return l.serving[n] },
 		Server:    url(l.lbPort),
+		AuditLog:  func(n string) string { return auditLog(dir, n) },
 	}
 	return l
 }
