@@ -124,9 +124,11 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 	if err := controlplane.RBAC(ctx, cs, controlplane.Kwok); err != nil {
 		return err
 	}
+	say("nodes", "registering %d node(s)", len(b.st.Topology.Nodes))
 	if err := registerNodes(ctx, cs, b.st.Topology.Nodes); err != nil {
 		return err
 	}
+	say("nodes", "registered %d node(s)", len(b.st.Topology.Nodes))
 	kwok := byRole(roleKwok)
 	rest := append(append(byRole(cluster.RoleControllerManager), byRole(cluster.RoleScheduler)...), kwok...)
 	if err := start(rest); err != nil {
