@@ -257,7 +257,7 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 			if r.Line > 0 {
 				where = fmt.Sprintf("%s:%d", r.File, r.Line)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", mdCode(where), mdCell(r.Object), r.Rule, mdCell(r.Message))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCodeCell(where), mdCell(r.Object), mdCodeCell(r.Rule), mdCell(r.Message))
 		}
 		b.WriteString("\n")
 	}
@@ -270,7 +270,7 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 	if len(rejected) > 0 {
 		fmt.Fprintf(&b, "### Rejected by the API server\n\n| File | Object | Error |\n|---|---|---|\n")
 		for _, o := range rejected {
-			fmt.Fprintf(&b, "| `%s:%d` | %s | %s |\n", mdCode(o.File), o.Line, mdCell(o.Object), mdCell(o.Error))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCodeCell(fmt.Sprintf("%s:%d", o.File, o.Line)), mdCell(o.Object), mdCell(o.Error))
 		}
 		b.WriteString("\n")
 	}
@@ -325,6 +325,10 @@ func mdExpected(s string) string {
 
 // mdCode makes text safe inside `code`.
 func mdCode(s string) string { return strings.ReplaceAll(s, "`", "'") }
+
+// mdCodeCell is text as `code` in a table cell: a pipe, even inside a
+// code span, ends a GitHub table cell unless escaped.
+func mdCodeCell(s string) string { return "`" + mdCell(mdCode(s)) + "`" }
 
 // Scoreboard is a batch's results: one row per learner, one column per
 // check.
