@@ -41,8 +41,11 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 	if len(g.Ignored) > 0 {
 		fmt.Fprintf(w, "\nIgnored (not manifests): %s\n", strings.Join(g.Ignored, ", "))
 	}
-	if g.Status == GradeError {
+	switch g.Status {
+	case GradeError:
 		fmt.Fprintf(w, "\nCould not grade: %s\n", indent(g.Error, "   "))
+	case GradeRefused:
+		fmt.Fprintf(w, "\nScore 0: %s\n", indent(g.Error, "   "))
 	}
 	fmt.Fprintf(w, "\nChecks:\n")
 	for _, c := range g.Checks {
@@ -247,8 +250,11 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 		fmt.Fprintf(&b, " · learner `%s`", mdCode(g.Learner))
 	}
 	fmt.Fprintf(&b, " · submission `%s` · graded in %s\n\n", mdCode(g.Submission), g.Duration.Round(time.Second))
-	if g.Status == GradeError {
+	switch g.Status {
+	case GradeError:
 		fmt.Fprintf(&b, "> **Could not grade:** %s\n\n", mdInline(g.Error))
+	case GradeRefused:
+		fmt.Fprintf(&b, "> **Score 0:** %s\n\n", mdInline(g.Error))
 	}
 	if len(g.Refused) > 0 {
 		fmt.Fprintf(&b, "### Refused objects\n\nThese were not applied; the checks that need them fail.\n\n| File | Object | Rule | Why |\n|---|---|---|---|\n")
