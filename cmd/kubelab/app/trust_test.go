@@ -3,6 +3,7 @@ package app_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -241,5 +242,52 @@ func TestInterruptedLabSaysInterrupted(t *testing.T) {
 	}
 	if pids := clusterPIDs(home, name); len(pids) > 0 {
 		t.Errorf("processes left: %v", pids)
+	}
+}
+
+// TestClusterCommandsTakeName: get clusters, status -o json, and kubectl
+// and etcdctl with --name (before or after the tool) reach the named
+// cluster.
+func TestClusterCommandsTakeName(t *testing.T) {
+	bin := binOrSkip(t)
+	home, name := t.TempDir(), fmt.Sprintf("named-%d", os.Getpid())
+	if out, err := exec.Command(bin, "up", "--home", home, "--name", name).CombinedOutput(); err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { down(t, bin, home, name) })
+	cli := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "KUBELAB_HOME="+home, "KUBELAB_NAME=", "KUBECONFIG=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("kubelab %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	var clusters []struct{ Name, Backend string }
+	if err := json.Unmarshal([]byte(cli("get", "clusters", "-o", "json")), &clusters); err != nil || len(clusters) != 1 || clusters[0].Name != name {
+		t.Errorf("get clusters: %+v, %v", clusters, err)
+	}
+	var st struct {
+		Cluster    string
+		Components []struct{ Name, State string }
+		Etcd       []struct{ IsLeader bool }
+	}
+	if err := json.Unmarshal([]byte(cli("status", "--name", name, "-o", "json")), &st); err != nil || st.Cluster != name || len(st.Components) < 5 || len(st.Etcd) != 1 || !st.Etcd[0].IsLeader {
+		t.Errorf("status -o json: %+v, %v", st, err)
+	}
+	for _, args := range [][]string{{"kubectl", "--name", name, "get", "nodes"}, {"--name", name, "kubectl", "get", "nodes"}} {
+		if out := cli(args...); !strings.Contains(out, "worker-1") {
+			t.Errorf("kubelab %s: %s", strings.Join(args, " "), out)
+		}
+	}
+	if out := cli("etcdctl", "--name", name, "endpoint", "health"); !strings.Contains(out, "is healthy") {
+		t.Errorf("etcdctl: %s", out)
+	}
+	cmd := exec.Command(bin, "kubectl", "--name", "no-such-cluster", "get", "nodes")
+	cmd.Env = append(os.Environ(), "KUBELAB_HOME="+home)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "no such cluster") {
+		t.Errorf("kubectl --name of a missing cluster: %v\n%s", err, out)
 	}
 }
