@@ -259,7 +259,10 @@ func (r *Runner) Grade(ctx context.Context, ex *Exercise, sub *Submission, learn
 // scores 0 without a cluster.
 func nothingValid(refused int) string {
 	what := "the only part"
-	if refused > 1 {
+	switch {
+	case refused == 2:
+		what = "both parts"
+	case refused > 2:
 		what = fmt.Sprintf("all %d parts", refused)
 	}
 	return fmt.Sprintf("nothing to grade: %s of the submission broke the exercise's contract (see the refusals)", what)

@@ -154,7 +154,7 @@ func TestBatchScoreboard(t *testing.T) {
 		{"alice", "10", "10", "true", "graded", "0", "*", "1", "2", "1", "1", "2", "2", "1", ""},
 		{"bob", "5", "10", "false", "graded", "0", "*", "1", "2", "1", "1", "0", "0", "0", ""},
 		{"carol", "1", "10", "false", "graded", "2", "*", "1", "0", "0", "0", "0", "0", "0", ""},
-		{"dave", "0", "10", "false", "refused", "2", "*", "0", "0", "0", "0", "0", "0", "0", "nothing to grade: all 2 parts of the submission broke the exercise's contract (see the refusals)"},
+		{"dave", "0", "10", "false", "refused", "2", "*", "0", "0", "0", "0", "0", "0", "0", "nothing to grade: both parts of the submission broke the exercise's contract (see the refusals)"},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("scoreboard has %d rows, want %d:\n%s", len(rows), len(want), csvOut.String())
