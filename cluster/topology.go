@@ -121,7 +121,8 @@ const MaxNodes = 4000
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
 
-// WithDefaults returns a copy of t with defaults filled in.
+// WithDefaults returns a copy of t with defaults filled in: zero counts
+// become 1 (negative ones are left for Validate to reject).
 func (t Topology) WithDefaults() Topology {
 	if t.Name == "" {
 		t.Name = "kubelab"
@@ -135,12 +136,38 @@ func (t Topology) WithDefaults() Topology {
 		if t.Workers == 0 {
 			t.Workers = 1
 		}
+		if t.Workers < 0 {
+			return t // no nodes: Validate says why
+		}
 		for i := 1; i <= t.Workers; i++ {
 			t.Nodes = append(t.Nodes, NodeSpec{Name: fmt.Sprintf("worker-%d", i)})
 		}
 	}
 	t.Workers = len(t.Nodes)
 	return t
+}
+
+// CountFields are the JSON names of the topology's counts.
+var CountFields = []string{"etcd", "apiservers", "schedulers", "controllerManagers", "workers"}
+
+// ValidateExplicit validates t (not defaulted) whose counts were given
+// explicitly where explicit(field) is true (a flag set, a key present in
+// a file): there a 0 is an error, not the default.
+func (t Topology) ValidateExplicit(explicit func(field string) bool) []error {
+	d := t.WithDefaults()
+	for _, c := range []struct {
+		field     string
+		given, to *int
+	}{{"etcd", &t.Etcd, &d.Etcd}, {"apiservers", &t.APIServers, &d.APIServers},
+		{"schedulers", &t.Schedulers, &d.Schedulers}, {"controllerManagers", &t.ControllerManagers, &d.ControllerManagers}} {
+		if *c.given == 0 && explicit(c.field) {
+			*c.to = 0
+		}
+	}
+	if t.Workers == 0 && len(t.Nodes) == 0 && explicit("workers") {
+		d.Nodes, d.Workers = nil, 0
+	}
+	return d.Validate()
 }
 
 // Validate reports every problem with a defaulted topology.
@@ -152,7 +179,7 @@ func (t Topology) Validate() []error {
 	switch t.Etcd {
 	case 1, 3, 5:
 	default:
-		errs = append(errs, fmt.Errorf("etcd: want 1, 3 or 5 members, got %d", t.Etcd))
+		errs = append(errs, fmt.Errorf("etcd: want 1, 3 or 5 members, got %d (an odd number, for a Raft quorum)", t.Etcd))
 	}
 	for _, c := range []struct {
 		name string
@@ -162,8 +189,11 @@ func (t Topology) Validate() []error {
 			errs = append(errs, fmt.Errorf("%s: want 1 to 5, got %d", c.name, c.n))
 		}
 	}
-	if len(t.Nodes) > MaxNodes {
+	switch {
+	case len(t.Nodes) > MaxNodes:
 		errs = append(errs, fmt.Errorf("nodes: want at most %d, got %d", MaxNodes, len(t.Nodes)))
+	case len(t.Nodes) == 0:
+		errs = append(errs, fmt.Errorf("workers: want 1 to %d nodes, got %d", MaxNodes, t.Workers))
 	}
 	seen := map[string]bool{}
 	for i, n := range t.Nodes {
@@ -182,9 +212,89 @@ func (t Topology) Validate() []error {
 			}
 		}
 	}
-	le := t.Timings
-	if le.LeaseDuration.Duration != 0 && le.RenewDeadline.Duration != 0 && le.RenewDeadline.Duration >= le.LeaseDuration.Duration {
-		errs = append(errs, fmt.Errorf("timings: renewDeadline (%s) must be shorter than leaseDuration (%s)", le.RenewDeadline, le.LeaseDuration))
+	return append(errs, t.Timings.Validate()...)
+}
+
+// Upstream defaults of the leader-election timings, used to check a
+// partial setting against the values the components will really use.
+const (
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+	// leaderElectionJitter is client-go's JitterFactor: the renew deadline
+	// must exceed the retry period times it.
+	leaderElectionJitter = 1.2
+	// nodeMonitorPeriod is the --node-monitor-period kubelab passes with
+	// a node monitor grace period.
+	nodeMonitorPeriod = time.Second
+)
+
+// Validate reports every timing the components would refuse or that
+// could not work, with the constraint it breaks. Unset (zero) timings
+// stand for the upstream defaults.
+func (tm Timings) Validate() []error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"leaseDuration", tm.LeaseDuration.Duration}, {"renewDeadline", tm.RenewDeadline.Duration},
+		{"retryPeriod", tm.RetryPeriod.Duration}, {"nodeMonitorGracePeriod", tm.NodeMonitorGracePeriod.Duration},
+		{"nodeLeaseDuration", tm.NodeLeaseDuration.Duration}, {"tolerationSeconds", tm.TolerationSeconds.Duration},
+		{"etcdCompactionInterval", tm.EtcdCompactionInterval.Duration},
+	} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("timings.%s: want a positive duration (or none for the upstream default), got %s", d.name, d.v))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	or := func(d Duration, def time.Duration) time.Duration {
+		if d.Duration == 0 {
+			return def
+		}
+		return d.Duration
+	}
+	lease, renew, retry := or(tm.LeaseDuration, DefaultLeaseDuration), or(tm.RenewDeadline, DefaultRenewDeadline), or(tm.RetryPeriod, DefaultRetryPeriod)
+	if lease < time.Second {
+		errs = append(errs, fmt.Errorf("timings.leaseDuration: want at least 1s, got %s", lease))
+	}
+	if renew < time.Second {
+		errs = append(errs, fmt.Errorf("timings.renewDeadline: want at least 1s, got %s", renew))
+	}
+	if retry < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("timings.retryPeriod: want at least 100ms, got %s", retry))
+	}
+	if renew >= lease {
+		errs = append(errs, fmt.Errorf("timings: renewDeadline (%s) must be shorter than leaseDuration (%s)%s", renew, lease,
+			unsetNote(tm.RenewDeadline, tm.LeaseDuration)))
+	}
+	if float64(renew) <= leaderElectionJitter*float64(retry) {
+		errs = append(errs, fmt.Errorf("timings: renewDeadline (%s) must be longer than %.1f x retryPeriod (%s)%s", renew, leaderElectionJitter, retry,
+			unsetNote(tm.RenewDeadline, tm.RetryPeriod)))
+	}
+	if g := tm.NodeMonitorGracePeriod.Duration; g != 0 && g <= nodeMonitorPeriod {
+		errs = append(errs, fmt.Errorf("timings.nodeMonitorGracePeriod: want more than the node monitor period (%s), got %s", nodeMonitorPeriod, g))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"nodeLeaseDuration", tm.NodeLeaseDuration.Duration}, {"tolerationSeconds", tm.TolerationSeconds.Duration}} {
+		if d.v != 0 && (d.v < time.Second || d.v%time.Second != 0) {
+			errs = append(errs, fmt.Errorf("timings.%s: want whole seconds, at least 1s, got %s", d.name, d.v))
+		}
 	}
 	return errs
+}
+
+// unsetNote says which of two timings were left at their defaults.
+func unsetNote(a, b Duration) string {
+	switch {
+	case a.Duration == 0 && b.Duration == 0:
+		return ""
+	case a.Duration == 0 || b.Duration == 0:
+		return " (an unset timing is its upstream default: leaseDuration 15s, renewDeadline 10s, retryPeriod 2s)"
+	}
+	return ""
 }

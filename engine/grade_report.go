@@ -41,8 +41,11 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 	if len(g.Ignored) > 0 {
 		fmt.Fprintf(w, "\nIgnored (not manifests): %s\n", strings.Join(g.Ignored, ", "))
 	}
-	if g.Status == GradeError {
+	switch g.Status {
+	case GradeError:
 		fmt.Fprintf(w, "\nCould not grade: %s\n", indent(g.Error, "   "))
+	case GradeRefused:
+		fmt.Fprintf(w, "\nScore 0: %s\n", indent(g.Error, "   "))
 	}
 	fmt.Fprintf(w, "\nChecks:\n")
 	for _, c := range g.Checks {
@@ -247,8 +250,11 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 		fmt.Fprintf(&b, " · learner `%s`", mdCode(g.Learner))
 	}
 	fmt.Fprintf(&b, " · submission `%s` · graded in %s\n\n", mdCode(g.Submission), g.Duration.Round(time.Second))
-	if g.Status == GradeError {
+	switch g.Status {
+	case GradeError:
 		fmt.Fprintf(&b, "> **Could not grade:** %s\n\n", mdInline(g.Error))
+	case GradeRefused:
+		fmt.Fprintf(&b, "> **Score 0:** %s\n\n", mdInline(g.Error))
 	}
 	if len(g.Refused) > 0 {
 		fmt.Fprintf(&b, "### Refused objects\n\nThese were not applied; the checks that need them fail.\n\n| File | Object | Rule | Why |\n|---|---|---|---|\n")
@@ -257,7 +263,7 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 			if r.Line > 0 {
 				where = fmt.Sprintf("%s:%d", r.File, r.Line)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", mdCode(where), mdCell(r.Object), r.Rule, mdCell(r.Message))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCodeCell(where), mdCell(r.Object), mdCodeCell(r.Rule), mdCell(r.Message))
 		}
 		b.WriteString("\n")
 	}
@@ -270,7 +276,7 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 	if len(rejected) > 0 {
 		fmt.Fprintf(&b, "### Rejected by the API server\n\n| File | Object | Error |\n|---|---|---|\n")
 		for _, o := range rejected {
-			fmt.Fprintf(&b, "| `%s:%d` | %s | %s |\n", mdCode(o.File), o.Line, mdCell(o.Object), mdCell(o.Error))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCodeCell(fmt.Sprintf("%s:%d", o.File, o.Line)), mdCell(o.Object), mdCell(o.Error))
 		}
 		b.WriteString("\n")
 	}
@@ -325,6 +331,10 @@ func mdExpected(s string) string {
 
 // mdCode makes text safe inside `code`.
 func mdCode(s string) string { return strings.ReplaceAll(s, "`", "'") }
+
+// mdCodeCell is text as `code` in a table cell: a pipe, even inside a
+// code span, ends a GitHub table cell unless escaped.
+func mdCodeCell(s string) string { return "`" + mdCell(mdCode(s)) + "`" }
 
 // Scoreboard is a batch's results: one row per learner, one column per
 // check.

@@ -108,3 +108,35 @@ func TestExerciseStatementHidesTheAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestGradeMarkdownEscapesPipesInCells: a learner's file name is data; a
+// `|` in it must not split the table's row into more cells.
+func TestGradeMarkdownEscapesPipesInCells(t *testing.T) {
+	_, g := sampleGrade()
+	g.Refused[0].File = "de|bug.yaml"
+	g.Refused[0].Object = "Pod default/a|b"
+	g.Objects[1].File = "w|eb.yaml"
+	var b bytes.Buffer
+	if err := WriteGradeMarkdown(&b, g); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, line := range strings.Split(b.String(), "\n") {
+		if !strings.HasPrefix(line, "|") || !strings.Contains(line, "bug.yaml") && !strings.Contains(line, "eb.yaml:") {
+			continue
+		}
+		rows++
+		// Cells are separated by pipes that are not escaped.
+		cells := strings.Count(line, "|") - strings.Count(line, `\|`) - 1
+		want := 4
+		if strings.Contains(line, "eb.yaml") {
+			want = 3
+		}
+		if cells != want {
+			t.Errorf("row has %d cells, want %d: %s", cells, want, line)
+		}
+	}
+	if rows != 2 {
+		t.Errorf("found %d table rows with the file names, want 2:\n%s", rows, b.String())
+	}
+}

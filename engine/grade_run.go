@@ -20,12 +20,14 @@ import (
 	"kubelab.dev/kubelab/cluster"
 )
 
-// Grade statuses: a submission was graded, or grading could not be done
-// (the cluster did not come up, the exercise's setup failed, grading was
-// interrupted). An error is the grader's problem, not the learner's.
+// Grade statuses: a submission was graded; nothing of it respected the
+// contract, so no cluster was booted and it scores 0 (the learner's
+// problem); or grading could not be done (the cluster did not come up, the
+// exercise's setup failed, grading was interrupted: the grader's problem).
 const (
-	Graded     = "graded"
-	GradeError = "error"
+	Graded       = "graded"
+	GradeRefused = "refused"
+	GradeError   = "error"
 )
 
 // Grade is the outcome of grading one submission.
@@ -40,7 +42,7 @@ type Grade struct {
 	Learner string `json:"learner,omitempty"`
 	// Submission is the submission directory.
 	Submission string `json:"submission"`
-	// Status is Graded or GradeError.
+	// Status is Graded, GradeRefused or GradeError.
 	Status string `json:"status"`
 	// Error says why a submission could not be graded.
 	Error string `json:"error,omitempty"`
@@ -182,6 +184,17 @@ var errTimeLimit = errors.New("the exercise's time limit was reached")
 func (r *Runner) Grade(ctx context.Context, ex *Exercise, sub *Submission, learner string) (*Grade, error) {
 	g := newGrade(ex, sub, learner)
 	defer func() { g.Duration = time.Since(g.Started) }()
+	// What is refused is known now: say it before a cluster boots, and
+	// boot none when nothing is left to apply.
+	name := sessionName(ex.Metadata.Name, learner)
+	for _, rf := range g.Refused {
+		r.report(Progress{Lab: name, Step: "submission", Message: rf.Error()})
+	}
+	if sub != nil && len(sub.Objects) == 0 && len(sub.Refused) > 0 {
+		g.fail(ex, GradeRefused, "%s", nothingValid(len(sub.Refused)))
+		r.report(Progress{Lab: name, Step: "submission", Message: g.Error + "; no cluster booted, score 0"})
+		return g, nil
+	}
 	limit := ex.Timeout()
 	gctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
 	defer cancel()
@@ -242,6 +255,19 @@ func (r *Runner) Grade(ctx context.Context, ex *Exercise, sub *Submission, learn
 	return g, nil
 }
 
+// nothingValid is why a submission of which every part was refused
+// scores 0 without a cluster.
+func nothingValid(refused int) string {
+	what := "the only part"
+	switch {
+	case refused == 2:
+		what = "both parts"
+	case refused > 2:
+		what = fmt.Sprintf("all %d parts", refused)
+	}
+	return fmt.Sprintf("nothing to grade: %s of the submission broke the exercise's contract (see the refusals)", what)
+}
+
 func interrupted(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -297,10 +323,7 @@ const applyTimeout = 30 * time.Second
 // server said of each. Only a failure to create the namespaces is an
 // error: a rejected object is the submission's problem.
 func (s *Session) applySubmission(ctx context.Context, c *Contract, sub *Submission, g *Grade) error {
-	s.Step("submission")
-	for _, r := range g.Refused {
-		s.x.progress("submission", "%s", r.Error())
-	}
+	s.Step("submission") // refusals were reported before the boot
 	for _, ns := range c.Namespaces {
 		if ns == "default" {
 			continue

@@ -2,10 +2,14 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
 )
@@ -64,5 +68,73 @@ spec:
 	}
 	if c := g.Checks[2]; c.Status != engine.Failed || c.Error != "not run: the exercise's time limit of 30s was reached" || len(c.Ops) != 0 {
 		t.Errorf("the check after the limit: %+v", c)
+	}
+}
+
+// TestGradeRefusalsComeFirstAndNothingValidBootsNothing: refusals are
+// reported before any cluster is asked for, and a submission with nothing
+// left to apply scores 0 without a cluster.
+func TestGradeRefusalsComeFirstAndNothingValidBootsNothing(t *testing.T) {
+	ex, err := engine.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: tiny, title: Tiny}
+spec:
+  statement: Make a ConfigMap.
+  submission: {kinds: [ConfigMap]}
+  checks:
+  - name: exists
+    points: 2
+    hint: h
+    explanation: e
+    try:
+    - assert: {expr: 'true'}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+
+	var events []string
+	boots := 0
+	r := &engine.Runner{
+		Progress: func(p engine.Progress) { events = append(events, p.Message) },
+		Backend: func(cluster.Topology) (cluster.Backend, error) {
+			boots++
+			events = append(events, "<boot>")
+			return nil, errors.New("no cluster in this test")
+		},
+	}
+	sub, err := engine.ReadSubmission(dir, &ex.Spec.Submission)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := r.Grade(t.Context(), ex, sub, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if boots != 0 || g.Status != engine.GradeRefused || g.Score != 0 || g.Passed || !strings.Contains(g.Error, "nothing to grade") {
+		t.Errorf("all refused: %d boots, status %s, score %d, error %q; want no boot, refused, 0, a reason", boots, g.Status, g.Score, g.Error)
+	}
+	if len(g.Checks) != 1 || g.Checks[0].Status != engine.Skipped {
+		t.Errorf("checks %+v, want the one check not run", g.Checks)
+	}
+
+	// With something valid left, the refusal still comes before the boot.
+	write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+	events = nil
+	if sub, err = engine.ReadSubmission(dir, &ex.Spec.Submission); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Grade(t.Context(), ex, sub, ""); err != nil {
+		t.Fatal(err)
+	}
+	if boots == 0 || len(events) < 2 || !strings.Contains(events[0], "pod.yaml:1:1: Pod default/p: refused (kind-not-allowed)") {
+		t.Errorf("events %q: want the refusal first, then the boot", events)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -353,21 +355,63 @@ type replicaField struct {
 	value any
 }
 
-// replicaFields lists the pod counts of a workload above MaxReplicas.
+// loadFields are the fields that multiply the pods a workload makes, by
+// kind: each is bounded by MaxReplicas.
+var loadFields = map[string][][]string{
+	"Deployment":              {{"spec", "replicas"}},
+	"ReplicaSet":              {{"spec", "replicas"}},
+	"StatefulSet":             {{"spec", "replicas"}},
+	"ReplicationController":   {{"spec", "replicas"}},
+	"Job":                     {{"spec", "parallelism"}, {"spec", "completions"}},
+	"CronJob":                 {{"spec", "jobTemplate", "spec", "parallelism"}, {"spec", "jobTemplate", "spec", "completions"}},
+	"HorizontalPodAutoscaler": {{"spec", "minReplicas"}, {"spec", "maxReplicas"}},
+}
+
+// replicaFields lists the pod counts of a workload above MaxReplicas. A
+// count is read as the API server will read it: any number (2e2 and
+// 150.0 are 200 and 150 once the manifest is sent as JSON), or a string
+// of digits; anything else the API server refuses by itself.
 func replicaFields(obj map[string]any) []replicaField {
+	kind, _ := obj["kind"].(string)
+	paths, ok := loadFields[kind]
+	if !ok {
+		// Not a known workload: bound the usual fields anyway.
+		paths = [][]string{{"spec", "replicas"}, {"spec", "parallelism"}, {"spec", "completions"}}
+	}
 	var out []replicaField
-	for _, p := range [][]string{{"spec", "replicas"}, {"spec", "parallelism"}, {"spec", "completions"},
-		{"spec", "jobTemplate", "spec", "parallelism"}, {"spec", "jobTemplate", "spec", "completions"}} {
+	for _, p := range paths {
 		parent, ok := lookup(obj, p[:len(p)-1])
 		if !ok {
 			continue
 		}
-		v := parent[p[len(p)-1]]
-		if n, ok := v.(int); ok && n > MaxReplicas {
+		v, present := parent[p[len(p)-1]]
+		if !present {
+			continue
+		}
+		if n, ok := podCount(v); ok && n > MaxReplicas {
 			out = append(out, replicaField{strings.Join(p, "."), v})
 		}
 	}
 	return out
+}
+
+// podCount is v as a number, whatever numeric form the YAML or JSON
+// decoder gave it.
+func podCount(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, !math.IsNaN(n)
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		return f, err == nil && !math.IsNaN(f)
+	}
+	return 0, false
 }
 
 // podSecurity lists what a pod spec does that a submission may never do:

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,5 +205,76 @@ func TestSubmissionSymlinksAreNotFollowed(t *testing.T) {
 	}
 	if _, err := ReadSubmission(filepath.Join(dir, "missing"), &Contract{Kinds: []string{"Service"}}); err == nil {
 		t.Errorf("a missing submission directory is not an error")
+	}
+}
+
+// TestSubmissionReplicaLimitReadsNumbersAsTheAPIServerWill: the limit
+// holds whatever numeric form a count is written in, for every field of
+// every allowed kind that multiplies pods.
+func TestSubmissionReplicaLimitReadsNumbersAsTheAPIServerWill(t *testing.T) {
+	kinds := []string{"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController", "Job", "CronJob", "HorizontalPodAutoscaler"}
+	contract := &Contract{Kinds: kinds}
+	apiVersion := map[string]string{"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "ReplicationController": "v1",
+		"Job": "batch/v1", "CronJob": "batch/v1", "HorizontalPodAutoscaler": "autoscaling/v2"}
+	for _, tc := range []struct {
+		name, file, kind, field, value string
+		refused                        bool
+	}{
+		{"yaml int", "d.yaml", "Deployment", "spec.replicas", "200", true},
+		{"yaml exponent", "d.yaml", "Deployment", "spec.replicas", "2e2", true},
+		{"yaml float", "d.yaml", "Deployment", "spec.replicas", "150.0", true},
+		{"yaml hex", "d.yaml", "Deployment", "spec.replicas", "0xC8", true},
+		{"yaml octal", "d.yaml", "Deployment", "spec.replicas", "0o310", true},
+		{"yaml plus sign", "d.yaml", "Deployment", "spec.replicas", "+200", true},
+		{"yaml tagged string", "d.yaml", "Deployment", "spec.replicas", "!!int \"200\"", true},
+		{"yaml huge", "d.yaml", "Deployment", "spec.replicas", "18446744073709551615", true},
+		{"json float", "d.json", "Deployment", "spec.replicas", "150.0", true},
+		{"json exponent", "d.json", "Deployment", "spec.replicas", "1.5E2", true},
+		{"quoted number", "d.yaml", "Deployment", "spec.replicas", `"200"`, true},
+		{"at the limit as a float", "d.yaml", "Deployment", "spec.replicas", "5e1", false},
+		{"small", "d.yaml", "Deployment", "spec.replicas", "3.0", false},
+		{"replicaset", "r.yaml", "ReplicaSet", "spec.replicas", "2e2", true},
+		{"statefulset", "s.yaml", "StatefulSet", "spec.replicas", "150.0", true},
+		{"replication controller", "rc.yaml", "ReplicationController", "spec.replicas", "1e3", true},
+		{"job parallelism", "j.yaml", "Job", "spec.parallelism", "2e2", true},
+		{"job completions", "j.json", "Job", "spec.completions", "150.0", true},
+		{"cronjob parallelism", "c.yaml", "CronJob", "spec.jobTemplate.spec.parallelism", "2e2", true},
+		{"cronjob completions", "c.yaml", "CronJob", "spec.jobTemplate.spec.completions", "1e2", true},
+		{"hpa maxReplicas", "h.yaml", "HorizontalPodAutoscaler", "spec.maxReplicas", "1e3", true},
+		{"hpa minReplicas", "h.yaml", "HorizontalPodAutoscaler", "spec.minReplicas", "60.0", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := strings.Split(tc.field, ".")
+			var doc string
+			if strings.HasSuffix(tc.file, ".json") {
+				inner := fmt.Sprintf("%q: %s", path[len(path)-1], tc.value)
+				for i := len(path) - 2; i >= 0; i-- {
+					inner = fmt.Sprintf("%q: {%s}", path[i], inner)
+				}
+				doc = fmt.Sprintf(`{"apiVersion": %q, "kind": %q, "metadata": {"name": "w"}, %s}`, apiVersion[tc.kind], tc.kind, inner)
+			} else {
+				doc = fmt.Sprintf("apiVersion: %s\nkind: %s\nmetadata: {name: w}\n", apiVersion[tc.kind], tc.kind)
+				for i, p := range path[:len(path)-1] {
+					doc += strings.Repeat("  ", i) + p + ":\n"
+				}
+				doc += strings.Repeat("  ", len(path)-1) + path[len(path)-1] + ": " + tc.value + "\n"
+			}
+			sub, err := ReadSubmission(writeSubmission(t, map[string]string{tc.file: doc}), contract)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rules []string
+			for _, r := range sub.Refused {
+				rules = append(rules, r.Rule)
+			}
+			switch {
+			case tc.refused && (len(rules) != 1 || rules[0] != RuleReplicas):
+				t.Errorf("%s: %s not refused by %s: refused %v, accepted %d\n%s", tc.field, tc.value, RuleReplicas, sub.Refused, len(sub.Objects), doc)
+			case tc.refused && !strings.Contains(sub.Refused[0].Message, tc.field+":"):
+				t.Errorf("refusal does not name %s: %s", tc.field, sub.Refused[0].Message)
+			case !tc.refused && (len(rules) != 0 || len(sub.Objects) != 1):
+				t.Errorf("%s: %s refused: %v\n%s", tc.field, tc.value, sub.Refused, doc)
+			}
+		})
 	}
 }

@@ -154,7 +154,7 @@ func TestBatchScoreboard(t *testing.T) {
 		{"alice", "10", "10", "true", "graded", "0", "*", "1", "2", "1", "1", "2", "2", "1", ""},
 		{"bob", "5", "10", "false", "graded", "0", "*", "1", "2", "1", "1", "0", "0", "0", ""},
 		{"carol", "1", "10", "false", "graded", "2", "*", "1", "0", "0", "0", "0", "0", "0", ""},
-		{"dave", "0", "10", "false", "graded", "2", "*", "0", "0", "0", "0", "0", "0", "0", ""},
+		{"dave", "0", "10", "false", "refused", "2", "*", "0", "0", "0", "0", "0", "0", "0", "nothing to grade: both parts of the submission broke the exercise's contract (see the refusals)"},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("scoreboard has %d rows, want %d:\n%s", len(rows), len(want), csvOut.String())
@@ -279,5 +279,39 @@ func TestExercisesREADME(t *testing.T) {
 	}
 	if want != readme {
 		t.Errorf("README.md's exercise table is stale; rewrite it with:\n\tgo test ./exercises -run README -update")
+	}
+}
+
+// TestSpreadSamplesScoreTheSameEveryTime grades each spread-replicas
+// sample several times: its documented score must not depend on where
+// the scheduler happens to put the replicas. KUBELAB_SAMPLE_RUNS sets the
+// number of gradings per sample (default 5).
+func TestSpreadSamplesScoreTheSameEveryTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grades on real clusters; skipped with -short")
+	}
+	runs := 5
+	if n, err := fmt.Sscan(os.Getenv("KUBELAB_SAMPLE_RUNS"), &runs); n != 1 || err != nil {
+		runs = 5
+	}
+	ex, err := engine.LoadExercise(filepath.Join("spread-replicas", engine.ExerciseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ex.Spec.Samples {
+		if only := os.Getenv("KUBELAB_SAMPLE"); only != "" && only != s.Path {
+			continue
+		}
+		t.Run(s.Path, func(t *testing.T) {
+			scores := map[int]int{}
+			for i := 0; i < runs; i++ {
+				g := grade(t, ex, filepath.Join(ex.Dir(), s.Path), "")
+				scores[g.Score]++
+				if g.Status != engine.Graded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) {
+					t.Errorf("grading %d/%d: %s %d/%d, failed %q; want %d, failed %q%s", i+1, runs, g.Status, g.Score, g.Max, g.Failed(), s.Score, s.Fails, report(g))
+				}
+			}
+			t.Logf("%s: scores over %d gradings: %v", s.Path, runs, scores)
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/moby/moby/client"
@@ -106,21 +107,37 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 
 	// Node image: base + kubelab + init script + configs + workload images.
 	ctxFiles := map[string]string{}
-	var parts []string
-	for _, name := range []string{"Dockerfile.node", "node-init.sh", "containerd.toml", "cni.template"} {
+	for _, name := range nodeFiles {
 		b, _ := files.ReadFile("files/" + name)
 		ctxFiles[name] = string(b)
-		parts = append(parts, string(b))
 	}
 	for name, b := range tars {
 		ctxFiles["images/"+name] = string(b)
-		parts = append(parts, hashStrings(string(b)))
 	}
-	nodeHash := hashStrings(append(parts, base, binHash)...)
+	nodeHash := nodeImageHash(ctxFiles, base, binHash)
 	imgs.Node = "kubelab/node:" + nodeHash[:12]
 	ctxFiles["Dockerfile"] = ctxFiles["Dockerfile.node"]
 	err = buildIfChanged(ctx, cli, imgs.Node, nodeHash, ctxFiles, map[string]string{"kubelab": bin}, progress, "BASE="+base)
 	return imgs, err
+}
+
+// nodeFiles are the files of the node image's build context.
+var nodeFiles = []string{"Dockerfile.node", "node-init.sh", "containerd.toml", "cni.template"}
+
+// nodeImageHash is the content hash of the node image: its build
+// context's files (name and content, in name order: a map's iteration
+// order must not change the hash), its base image and the kubelab binary.
+func nodeImageHash(ctxFiles map[string]string, base, binHash string) string {
+	names := make([]string, 0, len(ctxFiles))
+	for n := range ctxFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, 2*len(names)+2)
+	for _, n := range names {
+		parts = append(parts, n, hashStrings(ctxFiles[n]))
+	}
+	return hashStrings(append(parts, base, binHash)...)
 }
 
 func imageExists(ctx context.Context, cli *client.Client, ref string) bool {
@@ -144,7 +161,8 @@ func buildIfChanged(ctx context.Context, cli *client.Client, ref, hash string, i
 		_, err := tw.Write(b)
 		return err
 	}
-	for name, content := range inline {
+	for _, name := range sortedKeys(inline) {
+		content := inline[name]
 		mode := int64(0o644)
 		if strings.HasSuffix(name, ".sh") {
 			mode = 0o755
@@ -153,8 +171,8 @@ func buildIfChanged(ctx context.Context, cli *client.Client, ref, hash string, i
 			return err
 		}
 	}
-	for name, path := range onDisk {
-		b, err := os.ReadFile(path)
+	for _, name := range sortedKeys(onDisk) {
+		b, err := os.ReadFile(onDisk[name])
 		if err != nil {
 			return err
 		}
@@ -245,6 +263,15 @@ func debootstrapImport(ctx context.Context, cli *client.Client, ref string, prog
 		return fmt.Errorf("tar rootfs: %w", err)
 	}
 	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func fileHash(path string) (string, error) {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -24,24 +25,30 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "component":
-			if len(os.Args) < 3 {
-				fmt.Fprintf(os.Stderr, "usage: kubelab component NAME [ARGS...]; components: %v, kubelab-lb\n", components.Names())
-				os.Exit(2)
-			}
-			os.Exit(runComponent(os.Args[2], os.Args[3:]))
-		case "kubectl", "etcdctl":
-			os.Exit(runClient(os.Args[1], os.Args[2:]))
-		}
+	// Before anything starts a process: descriptors inherited from the
+	// caller must not leak into components that outlive this command.
+	if err := app.CloseInheritedFDs(); err != nil {
+		fmt.Fprintln(os.Stderr, "kubelab: warning: marking inherited file descriptors close-on-exec:", err)
+	}
+	if len(os.Args) > 2 && os.Args[1] == "component" {
+		os.Exit(runComponent(os.Args[2], os.Args[3:]))
+	}
+	if len(os.Args) == 2 && os.Args[1] == "component" {
+		fmt.Fprintf(os.Stderr, "usage: kubelab component NAME [ARGS...]; components: %v, kubelab-lb\n", components.Names())
+		os.Exit(app.ExitInvalid)
+	}
+	if c, ok := app.ParseClientCall(os.Args[1:]); ok {
+		os.Exit(runClient(c))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := app.Run(ctx, app.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "kubelab:", err)
-		os.Exit(1)
+		var ee *app.ExitError
+		if !errors.As(err, &ee) || !ee.Silent {
+			fmt.Fprintln(os.Stderr, "kubelab:", err)
+		}
+		os.Exit(app.ExitCode(err))
 	}
 }
 
@@ -104,16 +111,16 @@ func hostIP() string {
 	return "127.0.0.1"
 }
 
-// runClient runs kubectl or etcdctl against the current lab cluster unless
+// runClient runs kubectl or etcdctl against the named lab cluster unless
 // the user pointed it elsewhere.
-func runClient(name string, args []string) int {
-	env, err := app.ClientEnv(name)
+func runClient(c app.ClientCall) int {
+	env, err := c.Env()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubelab:", err)
-		return 1
+		return app.ExitCode(err)
 	}
 	for k, v := range env {
 		os.Setenv(k, v)
 	}
-	return runComponent(name, args)
+	return runComponent(c.Tool, c.Args)
 }

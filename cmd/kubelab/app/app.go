@@ -28,6 +28,11 @@ type globals struct {
 	home    string
 	verbose bool
 	streams Streams
+	// ran is set once flags and arguments were accepted and a command
+	// starts: an error before that is a usage error.
+	ran bool
+	// version is the root's --version.
+	version bool
 }
 
 func (g *globals) embeddedOpts(ephemeral bool) embedded.Options {
@@ -39,27 +44,61 @@ func (g *globals) embeddedOpts(ephemeral bool) embedded.Options {
 }
 
 // Run runs the kubelab command line with args (without the program name).
+// Its error says which exit code it means (ExitCode): a command stopped
+// because ctx ended is ErrInterrupted, whatever its own error was (what
+// it started is removed before it returns); an error before a command
+// ran (flags, arguments, unknown command) is invalid input.
 func Run(ctx context.Context, s Streams, args []string) error {
 	// etcd's gRPC client logs every refused connection; kubelab reports
 	// member health itself.
 	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
-	root := NewRootCommand(s)
+	g := &globals{streams: s}
+	root := newRootCommand(g)
 	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return &ExitError{Code: ExitInterrupted, Err: ErrInterrupted}
+	case !g.ran:
+		return invalid(err)
+	}
+	return err
 }
 
 // NewRootCommand builds the command tree.
-func NewRootCommand(s Streams) *cobra.Command {
-	g := &globals{streams: s}
+func NewRootCommand(s Streams) *cobra.Command { return newRootCommand(&globals{streams: s}) }
+
+func newRootCommand(g *globals) *cobra.Command {
+	s := g.streams
 	root := &cobra.Command{
-		Use:           "kubelab",
-		Short:         "Real Kubernetes labs and drills: boot a real control plane, hurt it, watch it recover",
+		Use:   "kubelab",
+		Short: "Real Kubernetes labs and drills: boot a real control plane, hurt it, watch it recover",
+		Long: `kubelab boots real Kubernetes control planes (etcd, kube-apiservers,
+schedulers, controller-managers, nodes) from upstream code, lets you hurt
+them and watch them recover, runs labs and drills on them and grades
+exercises.
+
+` + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.version {
+				_, err := fmt.Fprintln(s.Out, versionLine())
+				return err
+			}
+			return cmd.Help()
+		},
 	}
+	// A local flag of the root: the components linked into kubelab
+	// register a --version of their own on the global flag set, which
+	// cobra would otherwise merge in.
+	root.Flags().BoolVar(&g.version, "version", false, "print kubelab's version and commit (kubelab version: also the components')")
 	// Every invocation first removes what a kubelab killed with -9 left
 	// behind: processes and directories of clusters whose owner is dead.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		g.ran = true
 		removed, err := g.embeddedOpts(false).Home.Sweep(cmd.Context())
 		for _, n := range removed {
 			fmt.Fprintf(s.Err, "removed orphaned cluster %q (its kubelab process had died)\n", n)
@@ -97,6 +136,9 @@ func NewRootCommand(s Streams) *cobra.Command {
 		newImagesCommand(g),
 		newDrillCommand(g),
 		newGradeCommand(g), newExerciseCommand(g),
+		newVersionCommand(g), newGetCommand(g),
+		newClientCommand(g, "kubectl", "Run kubectl against the cluster (--name); arguments after kubectl are kubectl's"),
+		newClientCommand(g, "etcdctl", "Run etcdctl against the cluster's etcd members (--name); arguments after etcdctl are etcdctl's"),
 	)
 	return root
 }

@@ -77,7 +77,7 @@ func openBackend(ctx context.Context, g *globals) (cluster.Backend, error) {
 			return nil, derr
 		}
 	}
-	return nil, fmt.Errorf("%w (start one with: kubelab up --name %s)", err, g.name)
+	return nil, invalidf("%w (start one with: kubelab up --name %s)", err, g.name)
 }
 
 // dockerUp reports quickly whether a Docker engine answers.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +24,10 @@ type upFlags struct {
 	grace   time.Duration
 }
 
+// countFlags maps the topology's count fields to their flags.
+var countFlags = map[string]string{"etcd": "etcd", "apiservers": "apiservers", "schedulers": "schedulers",
+	"controllerManagers": "controller-managers", "workers": "workers"}
+
 func newUpCommand(g *globals) *cobra.Command {
 	f := &upFlags{}
 	cmd := &cobra.Command{
@@ -34,47 +37,84 @@ func newUpCommand(g *globals) *cobra.Command {
   kubelab up --config cluster.yaml --name other`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := f.topo
-			if f.config != "" {
-				b, err := os.ReadFile(f.config)
-				if err != nil {
-					return err
-				}
-				if err := yaml.UnmarshalStrict(b, &t); err != nil {
-					return fmt.Errorf("%s: %w", f.config, err)
-				}
-			}
-			if cmd.Flags().Changed("name") || t.Name == "" {
-				t.Name = g.name
-			}
-			if f.lease > 0 {
-				t.Timings.LeaseDuration.Duration = f.lease
-				t.Timings.RenewDeadline.Duration = f.lease * 2 / 3
-				t.Timings.RetryPeriod.Duration = f.lease / 4
-			}
-			if f.grace > 0 {
-				t.Timings.NodeMonitorGracePeriod.Duration = f.grace
+			t, err := f.topology(cmd, g)
+			if err != nil {
+				return invalid(err)
 			}
 			return up(cmd.Context(), g, f.backend, t)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.backend, "backend", backendEmbedded, "where components run: embedded (local processes, simulated nodes) or docker (containers, real kubelets)")
-	fl.StringVar(&f.config, "config", "", "topology file (YAML, fields as in a lab's spec.cluster)")
+	fl.StringVar(&f.config, "config", "", "topology file (YAML, fields as in a lab's spec.cluster); flags given explicitly override it")
 	fl.IntVar(&f.topo.Etcd, "etcd", 1, "etcd members (1, 3 or 5)")
-	fl.IntVar(&f.topo.APIServers, "apiservers", 1, "kube-apiservers (behind an L4 load balancer)")
-	fl.IntVar(&f.topo.Schedulers, "schedulers", 1, "kube-schedulers (leader-elected)")
-	fl.IntVar(&f.topo.ControllerManagers, "controller-managers", 1, "kube-controller-managers (leader-elected)")
-	fl.IntVar(&f.topo.Workers, "workers", 1, "worker nodes")
-	fl.DurationVar(&f.lease, "lease-duration", 0, "leader-election lease duration (renew 2/3, retry 1/4 of it); 0 = upstream 15s")
-	fl.DurationVar(&f.grace, "node-grace", 0, "node monitor grace period; 0 = upstream default")
+	fl.IntVar(&f.topo.APIServers, "apiservers", 1, "kube-apiservers (1 to 5, behind an L4 load balancer)")
+	fl.IntVar(&f.topo.Schedulers, "schedulers", 1, "kube-schedulers (1 to 5, leader-elected)")
+	fl.IntVar(&f.topo.ControllerManagers, "controller-managers", 1, "kube-controller-managers (1 to 5, leader-elected)")
+	fl.IntVar(&f.topo.Workers, "workers", 1, "worker nodes (1 to 4000 on embedded, 20 on docker)")
+	fl.DurationVar(&f.lease, "lease-duration", 0, "leader-election lease duration, at least 1s (renew 2/3, retry 1/4 of it); 0 = upstream 15s")
+	fl.DurationVar(&f.grace, "node-grace", 0, "node monitor grace period, more than 1s; 0 = upstream default")
 	return cmd
+}
+
+// topology is the topology asked for: the --config file, then the flags
+// given explicitly, validated (an explicit 0 is an error, not a default).
+func (f *upFlags) topology(cmd *cobra.Command, g *globals) (cluster.Topology, error) {
+	var t cluster.Topology
+	inFile := map[string]any{}
+	if f.config != "" {
+		b, err := os.ReadFile(f.config)
+		if err != nil {
+			return t, err
+		}
+		if err := yaml.UnmarshalStrict(b, &t); err != nil {
+			return t, fmt.Errorf("%s: %w", f.config, err)
+		}
+		_ = yaml.Unmarshal(b, &inFile)
+	}
+	fl := cmd.Flags()
+	for field, flag := range countFlags {
+		if fl.Changed(flag) {
+			n, _ := fl.GetInt(flag)
+			switch field {
+			case "etcd":
+				t.Etcd = n
+			case "apiservers":
+				t.APIServers = n
+			case "schedulers":
+				t.Schedulers = n
+			case "controllerManagers":
+				t.ControllerManagers = n
+			case "workers":
+				t.Workers, t.Nodes = n, nil
+			}
+		}
+	}
+	if fl.Changed("name") || t.Name == "" {
+		t.Name = g.name
+	}
+	if fl.Changed("lease-duration") {
+		t.Timings.LeaseDuration.Duration = f.lease
+		t.Timings.RenewDeadline.Duration = f.lease * 2 / 3
+		t.Timings.RetryPeriod.Duration = f.lease / 4
+	}
+	if fl.Changed("node-grace") {
+		t.Timings.NodeMonitorGracePeriod.Duration = f.grace
+	}
+	explicit := func(field string) bool {
+		_, ok := inFile[field]
+		return ok || fl.Changed(countFlags[field])
+	}
+	if errs := t.ValidateExplicit(explicit); len(errs) > 0 {
+		return t, fmt.Errorf("topology: %w", errors.Join(errs...))
+	}
+	return t, nil
 }
 
 func up(ctx context.Context, g *globals, backend string, t cluster.Topology) error {
 	b, err := newBackend(g, backend, t, false)
 	if err != nil {
-		return err
+		return invalid(err)
 	}
 	t = b.Topology()
 	w := g.streams.Err
@@ -85,7 +125,7 @@ func up(ctx context.Context, g *globals, backend string, t cluster.Topology) err
 		fmt.Fprintf(w, "  %6.2fs  %-26s %s\n", e.Elapsed.Seconds(), e.Component, e.Message)
 	})
 	if err != nil {
-		return fmt.Errorf("up %s: %w", t.Name, err)
+		return cannotRun(fmt.Errorf("up %s: %w", t.Name, err))
 	}
 	fmt.Fprintf(w, "Cluster %q ready in %.2fs.\n", t.Name, time.Since(start).Seconds())
 	fmt.Fprintf(g.streams.Out, "export KUBECONFIG=%s\n", b.Access().Kubeconfig)
@@ -154,76 +194,6 @@ func openCluster(ctx context.Context, g *globals) (*cluster.Cluster, error) {
 	return cluster.New(b, nil), nil
 }
 
-func newStatusCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "status",
-		Short: "Show components, leaders and the etcd Raft table",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := openCluster(cmd.Context(), g)
-			if err != nil {
-				return err
-			}
-			return printStatus(cmd.Context(), g.streams.Out, c)
-		},
-	}
-}
-
-func printStatus(ctx context.Context, out interface{ Write([]byte) (int, error) }, c *cluster.Cluster) error {
-	comps, err := c.Components(ctx)
-	if err != nil {
-		return err
-	}
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "COMPONENT\tROLE\tSTATE\tPID\tENDPOINT\n")
-	for _, comp := range comps {
-		pid := "-"
-		if comp.PID > 0 {
-			pid = fmt.Sprint(comp.PID)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", comp.Name, comp.Role, comp.State, pid, dash(comp.Endpoint))
-	}
-	w.Flush()
-
-	ms, err := c.EtcdStatus(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "\nETCD RAFT")
-	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "MEMBER\tID\tROLE\tTERM\tRAFT INDEX\tAPPLIED\tDB SIZE\tERROR\n")
-	for _, m := range ms {
-		role := "follower"
-		switch {
-		case !m.Reachable:
-			role = "unreachable"
-		case m.IsLeader:
-			role = "LEADER"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", m.Name, dash(m.ID), role, m.Term, m.RaftIndex, m.AppliedIndex, m.DBSize, dash(firstLine(m.Error)))
-	}
-	w.Flush()
-
-	fmt.Fprintln(out, "\nLEADER LEASES")
-	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "LEASE\tHOLDER\tTRANSITIONS\tRENEWED\n")
-	for _, key := range []string{cluster.LeaseScheduler, cluster.LeaseControllerManager} {
-		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		h, err := c.Lease(lctx, key)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(w, "%s\t(error: %s)\t\t\n", key, firstLine(err.Error()))
-			continue
-		}
-		ago := "-"
-		if !h.RenewTime.IsZero() {
-			ago = time.Since(h.RenewTime).Round(100*time.Millisecond).String() + " ago"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", key, dash(h.Component), h.Transitions, ago)
-	}
-	return w.Flush()
-}
-
 func dash(s string) string {
 	if s == "" {
 		return "-"
@@ -254,7 +224,7 @@ func newFaultCommand(g *globals) *cobra.Command {
 				valid = valid || x == a
 			}
 			if !valid {
-				return fmt.Errorf("unknown action %q: want one of %v", args[0], cluster.Actions)
+				return invalidf("unknown action %q: want one of %v", args[0], cluster.Actions)
 			}
 			c, err := openCluster(cmd.Context(), g)
 			if err != nil {

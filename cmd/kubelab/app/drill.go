@@ -61,7 +61,7 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error {
 	drills, err := features.Load(args...)
 	if err != nil {
-		return err
+		return invalid(err)
 	}
 	if !g.verbose {
 		// client-go logs every broken watch through klog; in a drill that
@@ -112,9 +112,9 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 			}
 		}
 		fmt.Fprintf(out, "\nRunning the drill on a real cluster...\n")
-		reps, err := runDrill(ctx, g, f, engine.Runner{Backend: backend, Binary: bin, Progress: engine.ConsoleProgress(g.streams.Err)}, d)
+		reps, err := runDrill(ctx, g, f, engine.Runner{Backend: backend, Binary: bin, Progress: quietWhenInterrupted(ctx, g, engine.ConsoleProgress(g.streams.Err))}, d)
 		if err != nil && !errors.Is(err, features.ErrFailed) {
-			return err
+			return cannotRun(err)
 		}
 		if err != nil {
 			failed++
@@ -125,7 +125,7 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%w: %d of %d", ErrDrillsFailed, failed, len(drills))
+		return withCode(ExitFailed, fmt.Errorf("%w: %d of %d", ErrDrillsFailed, failed, len(drills)))
 	}
 	return nil
 }

@@ -46,11 +46,14 @@ manifests (refusing what breaks the exercise's contract or a safety rule),
 runs every check and adds up the points. EXERCISE is an exercise directory
 or its exercise.yaml.
 
-With --submission, it grades one directory and exits non-zero when the score
-is below the passing score. With --submissions, it grades every
+What the contract refuses is printed before the cluster boots; when nothing
+is left to apply, no cluster boots and the score is 0 (exit code 2).
+
+With --submission, it grades one directory and exits 1 when the score is
+below the passing score. With --submissions, it grades every
 sub-directory (one per learner) on isolated clusters, --parallel at a time,
 and writes a scoreboard (CSV and JSON) and one report per learner to --out;
-it exits non-zero only when a submission could not be graded.
+it exits non-zero (3) only when a submission could not be graded.
 
 The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 		Example: `  kubelab grade exercises/spread-replicas --submission my-answer/
@@ -59,16 +62,17 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (f.submission == "") == (f.submissions == "") {
-				return errors.New("want exactly one of --submission DIR and --submissions DIR")
+				return invalid(errors.New("want exactly one of --submission DIR and --submissions DIR"))
 			}
 			ex, err := engine.LoadExercise(args[0])
 			if err != nil {
-				return err
+				return invalid(err)
 			}
 			r, err := gradeRunner(g, f)
 			if err != nil {
-				return err
+				return invalid(err)
 			}
+			r.Progress = quietWhenInterrupted(cmd.Context(), g, r.Progress)
 			if f.submission != "" {
 				return gradeOne(cmd, g, f, r, ex)
 			}
@@ -107,7 +111,7 @@ func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {
 func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, ex *engine.Exercise) error {
 	sub, err := engine.ReadSubmission(f.submission, &ex.Spec.Submission)
 	if err != nil {
-		return err
+		return invalid(err)
 	}
 	gr, err := r.Grade(cmd.Context(), ex, sub, f.learner)
 	if err != nil {
@@ -125,9 +129,11 @@ func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, e
 	}
 	switch {
 	case gr.Status == engine.GradeError:
-		return fmt.Errorf("%w: %s", ErrNotGraded, gr.Error)
+		return cannotRun(fmt.Errorf("%w: %s", ErrNotGraded, gr.Error))
+	case gr.Status == engine.GradeRefused:
+		return invalid(fmt.Errorf("%s: score 0/%d: %s", ex.Metadata.Name, gr.Max, gr.Error))
 	case !gr.Passed:
-		return fmt.Errorf("%s: score %d/%d is %w %d", ex.Metadata.Name, gr.Score, gr.Max, ErrNotPassed, gr.PassingScore)
+		return withCode(ExitFailed, fmt.Errorf("%s: score %d/%d is %w %d", ex.Metadata.Name, gr.Score, gr.Max, ErrNotPassed, gr.PassingScore))
 	}
 	return nil
 }
@@ -137,7 +143,7 @@ func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, e
 func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, ex *engine.Exercise) error {
 	learners, err := engine.Learners(f.submissions)
 	if err != nil {
-		return err
+		return invalid(err)
 	}
 	fmt.Fprintf(g.streams.Err, "grading %d submissions of %s, %d at a time\n", len(learners), ex.Metadata.Name, max(f.parallel, 1))
 	grades, err := r.GradeAll(cmd.Context(), ex, learners, f.parallel)
@@ -179,7 +185,7 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%w %d of %d submissions", ErrNotGraded, failed, len(grades))
+		return cannotRun(fmt.Errorf("%w %d of %d submissions", ErrNotGraded, failed, len(grades)))
 	}
 	return nil
 }
@@ -254,7 +260,7 @@ func newExerciseShowCommand(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ex, err := engine.LoadExercise(args[0])
 			if err != nil {
-				return err
+				return invalid(err)
 			}
 			return engine.WriteExerciseStatement(g.streams.Out, ex)
 		},
@@ -297,7 +303,7 @@ func newExerciseValidateCommand(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(g.streams.Out, "%s: ok (%s, %d checks, %d points, %d samples)\n", ex.File(), ex.Metadata.Name, len(ex.Spec.Checks), ex.MaxScore(), len(ex.Spec.Samples))
 			}
-			return errors.Join(errs...)
+			return invalid(errors.Join(errs...))
 		},
 	}
 }
@@ -327,7 +333,7 @@ func newExerciseListCommand(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", ex.Dir(), ex.Metadata.Title, ex.MaxScore(), ex.Metadata.Difficulty)
 			}
-			return errors.Join(w.Flush(), errors.Join(errs...))
+			return errors.Join(w.Flush(), invalid(errors.Join(errs...)))
 		},
 	}
 }

@@ -51,8 +51,8 @@ func TestGradeWritesReportsAndExitsOnThePassingScore(t *testing.T) {
 	out, code := gradeCLI(t, []string{"GITHUB_STEP_SUMMARY=" + summary},
 		"grade", "exercises/rbac-least-privilege", "--submission", "exercises/rbac-least-privilege/wrong/wildcard",
 		"--learner", "bob", "--json", j, "--junit", x, "--markdown", md)
-	if code == 0 {
-		t.Fatalf("a 5/10 submission exited 0:\n%s", out)
+	if code != app.ExitFailed {
+		t.Fatalf("a 5/10 submission exited %d, want %d:\n%s", code, app.ExitFailed, out)
 	}
 	for _, want := range []string{
 		"✘  0/2  it cannot change anything",
@@ -144,6 +144,28 @@ func TestGradeWritesReportsAndExitsOnThePassingScore(t *testing.T) {
 	}
 }
 
+// TestGradeRefusesBeforeBooting: refusals are printed before any cluster
+// boots, and a submission with nothing valid left boots none: score 0,
+// the reason, exit code 2.
+func TestGradeRefusesBeforeBooting(t *testing.T) {
+	sub := t.TempDir()
+	if err := os.WriteFile(filepath.Join(sub, "debug.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: debug, namespace: shop}\nspec: {containers: [{name: sh, image: busybox}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := gradeCLI(t, nil, "grade", "exercises/rbac-least-privilege", "--submission", sub)
+	if code != app.ExitInvalid {
+		t.Errorf("exit %d, want %d:\n%s", code, app.ExitInvalid, out)
+	}
+	for _, want := range []string{"debug.yaml:1:1: Pod shop/debug: refused (kind-not-allowed)", "nothing to grade", "Score: 0/10"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "booting cluster") {
+		t.Errorf("booted a cluster for a submission with nothing valid:\n%s", out)
+	}
+}
+
 func TestGradeBatchWritesScoreboard(t *testing.T) {
 	subs, out := t.TempDir(), t.TempDir()
 	for learner, sample := range map[string]string{"ann": "solution", "ben": "wrong/min-available-1"} {
@@ -212,7 +234,7 @@ func TestExerciseInitValidateShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, code = gradeCLI(t, nil, "exercise", "validate", root)
-	if code == 0 || !strings.Contains(out, `exercise.yaml:6:24: spec.submission.kinds[0]: unknown kind "Deploymnt"`) ||
+	if code != app.ExitInvalid || !strings.Contains(out, `exercise.yaml:6:24: spec.submission.kinds[0]: unknown kind "Deploymnt"`) ||
 		!strings.Contains(out, "exercise.yaml:7:11: spec.checks: want at least one check") {
 		t.Errorf("validate of a broken exercise: exit %d\n%s", code, out)
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,10 +9,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 )
 
@@ -31,6 +34,9 @@ func newRunCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run LAB...",
 		Short: "Run labs: boot each lab's cluster, run its steps, report verdicts",
+		Long: `Run boots each lab's cluster, runs its steps and removes the cluster.
+A lab's cluster is named after the lab; with --name, a single lab's
+cluster gets that name, and several labs' clusters get it as a prefix.`,
 		Example: `  kubelab run labs/etcd-leader-failover.yaml
   kubelab run labs/*.yaml --junit report.xml --json report.json`,
 		Args: cobra.MinimumNArgs(1),
@@ -45,37 +51,13 @@ func newRunCommand(g *globals) *cobra.Command {
 			}
 			backend, err := backendFor(g, f.backend, bin)
 			if err != nil {
-				return err
+				return invalid(err)
 			}
-			r := &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Progress: engine.ConsoleProgress(g.streams.Err)}
-			var results []*engine.Result
-			for _, l := range labs {
-				res, err := r.Run(cmd.Context(), l)
-				if err != nil {
-					return err
-				}
-				results = append(results, res)
-				if f.timeline || !res.Passed() {
-					fmt.Fprintf(g.streams.Out, "\nTimeline of %s:\n", res.Lab)
-					engine.WriteTimeline(g.streams.Out, res)
-				}
-				if cmd.Context().Err() != nil {
-					break
-				}
+			if cmd.Flags().Changed("name") {
+				backend = namedClusters(backend, g.name, len(labs) > 1)
 			}
-			engine.WriteSummary(g.streams.Out, results)
-			if err := writeReports(f.junit, f.json, results); err != nil {
-				return err
-			}
-			for _, r := range results {
-				if !r.Passed() {
-					return ErrLabsFailed
-				}
-			}
-			if cmd.Context().Err() != nil {
-				return cmd.Context().Err()
-			}
-			return nil
+			return runLabs(cmd.Context(), g, f, labs, &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep,
+				Progress: quietWhenInterrupted(cmd.Context(), g, engine.ConsoleProgress(g.streams.Err))})
 		},
 	}
 	fl := cmd.Flags()
@@ -85,6 +67,85 @@ func newRunCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&f.keep, "keep-on-failure", false, "leave a failed lab's cluster up for inspection")
 	fl.BoolVar(&f.timeline, "timeline", false, "print every lab's timeline, not only failed ones")
 	return cmd
+}
+
+// runLabs runs labs one after the other, prints and writes the reports;
+// its error carries the exit code (a failed lab 1, a lab that could not
+// run 3, interrupted 130).
+func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r *engine.Runner) error {
+	var results []*engine.Result
+	for _, l := range labs {
+		res, err := r.Run(ctx, l)
+		if err != nil {
+			return cannotRun(err)
+		}
+		if ctx.Err() != nil && !res.Passed() {
+			// Not the lab's failure: it was stopped.
+			res.Status, res.Error = engine.Errored, ErrInterrupted.Error()
+		}
+		results = append(results, res)
+		if ctx.Err() == nil && (f.timeline || !res.Passed()) {
+			fmt.Fprintf(g.streams.Out, "\nTimeline of %s:\n", res.Lab)
+			engine.WriteTimeline(g.streams.Out, res)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	engine.WriteSummary(g.streams.Out, results)
+	if err := writeReports(f.junit, f.json, results); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	errored := 0
+	for _, r := range results {
+		switch r.Status {
+		case engine.Failed:
+			return withCode(ExitFailed, ErrLabsFailed)
+		case engine.Errored:
+			errored++
+		}
+	}
+	if errored > 0 {
+		return cannotRun(fmt.Errorf("%w: %d of %d labs could not run", ErrLabsFailed, errored, len(results)))
+	}
+	return nil
+}
+
+// namedClusters names the labs' clusters after --name: the name itself
+// for a single lab, a prefix for several.
+func namedClusters(nb engine.NewBackend, name string, prefix bool) engine.NewBackend {
+	return func(t cluster.Topology) (cluster.Backend, error) {
+		if prefix {
+			t.Name = strings.TrimRight(truncate(name+"-"+t.Name, 40), "-")
+		} else {
+			t.Name = name
+		}
+		return nb(t)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// quietWhenInterrupted drops the progress of steps failing because ctx
+// ended (an interruption is not their failure) and says once that
+// kubelab is cleaning up.
+func quietWhenInterrupted(ctx context.Context, g *globals, p func(engine.Progress)) func(engine.Progress) {
+	var once sync.Once
+	return func(e engine.Progress) {
+		if ctx.Err() != nil {
+			once.Do(func() { fmt.Fprintln(g.streams.Err, "interrupted: removing the clusters started") })
+			return
+		}
+		p(e)
+	}
 }
 
 func writeReports(junit, jsonPath string, results []*engine.Result) error {
@@ -101,6 +162,9 @@ func loadLabs(args []string) ([]*engine.Lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(paths) == 0 {
+		return nil, invalidf("no labs (*.yaml) in %s", strings.Join(args, ", "))
+	}
 	var labs []*engine.Lab
 	var errs []error
 	for _, p := range paths {
@@ -112,7 +176,7 @@ func loadLabs(args []string) ([]*engine.Lab, error) {
 		labs = append(labs, l)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, invalid(errors.Join(errs...))
 	}
 	return labs, nil
 }
@@ -122,7 +186,7 @@ func expand(args []string) ([]string, error) {
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
-			return nil, err
+			return nil, invalid(err)
 		}
 		if !st.IsDir() {
 			out = append(out, a)

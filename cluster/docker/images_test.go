@@ -1,0 +1,34 @@
+package docker
+
+import "testing"
+
+// TestNodeImageHashIsDeterministic: the same inputs always name the same
+// node image (ranging over a map made about half of the runs rebuild it),
+// and any change of a file's name or content names another.
+func TestNodeImageHashIsDeterministic(t *testing.T) {
+	files := map[string]string{
+		"Dockerfile.node": "FROM base", "node-init.sh": "#!/bin/sh", "containerd.toml": "version = 2", "cni.template": "{}",
+		"images/kubelab-pause-dev.tar": "pause", "images/kubelab-http-dev.tar": "http", "images/other.tar": "other",
+	}
+	first := nodeImageHash(files, "kubelab/node-base:abc", "binhash")
+	for i := 0; i < 200; i++ {
+		copied := map[string]string{}
+		for k, v := range files {
+			copied[k] = v
+		}
+		if h := nodeImageHash(copied, "kubelab/node-base:abc", "binhash"); h != first {
+			t.Fatalf("hash %d of the same inputs = %s, first was %s", i, h, first)
+		}
+	}
+	swapped := map[string]string{}
+	for k, v := range files {
+		swapped[k] = v
+	}
+	swapped["images/kubelab-pause-dev.tar"], swapped["images/kubelab-http-dev.tar"] = "http", "pause"
+	if nodeImageHash(swapped, "kubelab/node-base:abc", "binhash") == first {
+		t.Error("swapping two files' contents kept the hash")
+	}
+	if nodeImageHash(files, "kubelab/node-base:abd", "binhash") == first || nodeImageHash(files, "kubelab/node-base:abc", "other") == first {
+		t.Error("another base or binary kept the hash")
+	}
+}

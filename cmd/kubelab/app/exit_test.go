@@ -1,0 +1,122 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run runs the command line in this process with a fresh home; it never
+// boots anything (every case fails before a cluster would).
+func run(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	home := t.TempDir()
+	err := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &out}, append([]string{"--home", home}, args...))
+	if err != nil {
+		fmt.Fprintf(&out, "kubelab: %v\n", err)
+	}
+	return out.String(), ExitCode(err)
+}
+
+func TestExitCodes(t *testing.T) {
+	empty := t.TempDir()
+	config := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(config, []byte("etcd: 0\nworkers: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown flag", []string{"up", "--bogus"}, ExitInvalid, "unknown flag: --bogus"},
+		{"unknown command", []string{"bogus"}, ExitInvalid, `unknown command "bogus"`},
+		{"missing argument", []string{"run"}, ExitInvalid, "requires at least 1 arg"},
+		{"validate an empty directory", []string{"validate", empty}, ExitInvalid, "no labs (*.yaml) in " + empty},
+		{"run an empty directory", []string{"run", empty}, ExitInvalid, "no labs (*.yaml) in " + empty},
+		{"validate a missing file", []string{"validate", filepath.Join(empty, "nope.yaml")}, ExitInvalid, "no such file"},
+		{"invalid lab", []string{"validate", "../../../engine/testdata/invalid-several.yaml"}, ExitInvalid, "invalid-several.yaml:"},
+		{"grade no submissions", []string{"grade", "../../../exercises/spread-replicas", "--submissions", empty}, ExitInvalid, "no submission directories"},
+		{"grade a missing submission", []string{"grade", "../../../exercises/spread-replicas", "--submission", filepath.Join(empty, "nope")}, ExitInvalid, "read submission"},
+		{"grade both", []string{"grade", "../../../exercises/spread-replicas"}, ExitInvalid, "want exactly one of"},
+		{"etcd 0", []string{"up", "--etcd", "0"}, ExitInvalid, "etcd: want 1, 3 or 5 members, got 0 (an odd number, for a Raft quorum)"},
+		{"etcd 2", []string{"up", "--etcd", "2"}, ExitInvalid, "got 2"},
+		{"apiservers 0", []string{"up", "--apiservers", "0"}, ExitInvalid, "apiservers: want 1 to 5, got 0"},
+		{"workers 0", []string{"up", "--workers", "0"}, ExitInvalid, "workers: want 1 to 4000 nodes, got 0"},
+		{"workers -1", []string{"up", "--workers", "-1"}, ExitInvalid, "workers: want 1 to 4000 nodes, got -1"},
+		{"lease 1ms", []string{"up", "--lease-duration", "1ms"}, ExitInvalid, "timings.leaseDuration: want at least 1s, got 1ms"},
+		{"negative grace", []string{"up", "--node-grace", "-5s"}, ExitInvalid, "timings.nodeMonitorGracePeriod: want a positive duration"},
+		{"explicit 0 in --config", []string{"up", "--config", config}, ExitInvalid, "etcd: want 1, 3 or 5 members"},
+		{"flags override --config", []string{"up", "--config", config, "--etcd", "3", "--workers", "-2"}, ExitInvalid, "workers: want 1 to 4000 nodes, got -2"},
+		{"status of no cluster", []string{"status", "--name", "nope"}, ExitInvalid, "no such cluster"},
+		{"bad output format", []string{"version", "-o", "xml"}, ExitInvalid, `--output "xml": want json or yaml`},
+		{"fault with an unknown action", []string{"fault", "smash", "etcd-leader"}, ExitInvalid, `unknown action "smash"`},
+		{"version", []string{"version"}, ExitPassed, "Kubernetes:"},
+		{"--version", []string{"--version"}, ExitPassed, "kubelab "},
+		{"help documents the exit codes", []string{"--help"}, ExitPassed, "130  interrupted"},
+		{"kubectl is in the help", []string{"--help"}, ExitPassed, "kubectl "},
+		{"no clusters", []string{"get", "clusters", "-o", "json"}, ExitPassed, "[]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := run(t, tc.args...)
+			if code != tc.code || !strings.Contains(out, tc.want) {
+				t.Errorf("kubelab %s: exit %d, want %d, and output containing %q:\n%s", strings.Join(tc.args, " "), code, tc.code, tc.want, out)
+			}
+			if strings.Contains(out, "Booting") {
+				t.Errorf("booted a cluster on invalid input:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestExitCodeOfErrors(t *testing.T) {
+	base := errors.New("x")
+	for _, tc := range []struct {
+		err  error
+		code int
+	}{
+		{nil, 0},
+		{base, ExitFailed},
+		{invalid(base), ExitInvalid},
+		{cannotRun(base), ExitCannotRun},
+		{fmt.Errorf("wrapped: %w", cannotRun(base)), ExitCannotRun},
+		{invalid(cannotRun(base)), ExitCannotRun}, // the innermost code is the most precise
+		{context.Canceled, ExitInterrupted},
+		{&ExitError{Code: ExitInterrupted, Err: ErrInterrupted}, ExitInterrupted},
+	} {
+		if got := ExitCode(tc.err); got != tc.code {
+			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.code)
+		}
+	}
+}
+
+func TestParseClientCall(t *testing.T) {
+	t.Setenv("KUBELAB_NAME", "")
+	for _, tc := range []struct {
+		args     []string
+		ok       bool
+		tool     string
+		name     string
+		explicit bool
+		rest     []string
+	}{
+		{[]string{"kubectl", "get", "nodes"}, true, "kubectl", "kubelab", false, []string{"get", "nodes"}},
+		{[]string{"kubectl", "--name", "c2", "get", "nodes"}, true, "kubectl", "c2", true, []string{"get", "nodes"}},
+		{[]string{"--name=c3", "etcdctl", "member", "list"}, true, "etcdctl", "c3", true, []string{"member", "list"}},
+		{[]string{"-v", "--home", "/h", "kubectl", "expose", "deploy/web", "--name", "svc"}, true, "kubectl", "kubelab", false, []string{"expose", "deploy/web", "--name", "svc"}},
+		{[]string{"up", "--name", "x"}, false, "", "", false, nil},
+		{[]string{"--name"}, false, "", "", false, nil},
+	} {
+		c, ok := ParseClientCall(tc.args)
+		if ok != tc.ok || ok && (c.Tool != tc.tool || c.Name != tc.name || c.Explicit != tc.explicit || strings.Join(c.Args, " ") != strings.Join(tc.rest, " ")) {
+			t.Errorf("ParseClientCall(%q) = %+v, %v; want tool %s name %s explicit %v args %q", tc.args, c, ok, tc.tool, tc.name, tc.explicit, tc.rest)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+// Version is what `kubelab version` reports: kubelab's own version and
+// commit, and the versions of the upstream components it carries, all
+// read from the binary's build information.
+type Version struct {
+	Kubelab  string `json:"kubelab"`
+	Commit   string `json:"commit,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Go       string `json:"go"`
+	// Components maps a component to its upstream version.
+	Components []ComponentVersion `json:"components"`
+}
+
+// ComponentVersion is the upstream version of a component kubelab carries.
+type ComponentVersion struct {
+	Name    string `json:"name"`
+	Module  string `json:"module"`
+	Version string `json:"version"`
+}
+
+// componentModules are the modules whose versions are the components'.
+var componentModules = []struct{ name, module string }{
+	{"Kubernetes", "k8s.io/kubernetes"},
+	{"etcd", "go.etcd.io/etcd/server/v3"},
+	{"kwok", "sigs.k8s.io/kwok"},
+	{"CoreDNS", "github.com/coredns/coredns"},
+}
+
+// versionOf reads a Version from build information (nil: unknown).
+func versionOf(bi *debug.BuildInfo) Version {
+	v := Version{Kubelab: "(unknown)", Go: "(unknown)"}
+	if bi == nil {
+		return v
+	}
+	v.Go = bi.GoVersion
+	if bi.Main.Version != "" {
+		v.Kubelab = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	deps := map[string]string{}
+	for _, d := range bi.Deps {
+		ver := d.Version
+		if d.Replace != nil && d.Replace.Version != "" {
+			ver = d.Replace.Version
+		}
+		deps[d.Path] = ver
+	}
+	for _, c := range componentModules {
+		ver := deps[c.module]
+		if ver == "" {
+			ver = "(not linked)"
+		}
+		v.Components = append(v.Components, ComponentVersion{Name: c.name, Module: c.module, Version: ver})
+	}
+	return v
+}
+
+func buildVersion() Version {
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi)
+}
+
+// Line is the one-line version: "kubelab VERSION (commit C)".
+func (v Version) Line() string {
+	s := "kubelab " + v.Kubelab
+	if v.Commit != "" {
+		c := v.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		if v.Modified {
+			c += ", modified"
+		}
+		s += " (commit " + c + ")"
+	}
+	return s
+}
+
+func versionLine() string { return buildVersion().Line() }
+
+func (v Version) write(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	commit := v.Commit
+	if commit == "" {
+		commit = "(unknown)"
+	} else if v.Modified {
+		commit += " (modified)"
+	}
+	fmt.Fprintf(tw, "kubelab:\t%s\ncommit:\t%s\nGo:\t%s\n", v.Kubelab, commit, v.Go)
+	for _, c := range v.Components {
+		fmt.Fprintf(tw, "%s:\t%s\n", c.Name, c.Version)
+	}
+	return tw.Flush()
+}
+
+func newVersionCommand(g *globals) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print kubelab's version and commit, and the versions of the components it carries",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printAs(g.streams.Out, output, buildVersion(), buildVersion().write)
+		},
+	}
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// addOutputFlag adds -o/--output (table, json or yaml).
+func addOutputFlag(cmd *cobra.Command, output *string) {
+	cmd.Flags().StringVarP(output, "output", "o", "", "output format: json or yaml (default: a table)")
+}
+
+// printAs writes v as JSON or YAML, or with table when format is "".
+func printAs(w io.Writer, format string, v any, table func(io.Writer) error) error {
+	switch format {
+	case "", "table", "wide":
+		return table(w)
+	case "json":
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	return invalidf("--output %q: want json or yaml", format)
+}
