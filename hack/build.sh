@@ -15,7 +15,9 @@ if [ -z "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ] || [ -n "${KUBELAB_BUILD_VE
   echo "building $out (first build compiles Kubernetes: ~14 min on 2 cores)" >&2
 fi
 start=$(date +%s)
-CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$out" ./cmd/kubelab
+# -buildvcs=auto: kubelab version names the commit (some Go setups turn
+# VCS stamping off; auto still builds outside a git checkout).
+CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags "$ld" -o "$out" ./cmd/kubelab
 # The workload images of the docker backend (pause sandbox, HTTP app).
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$(dirname "$out")/kubelab-pause" ./images/pause
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$(dirname "$out")/kubelab-http" ./images/http
