@@ -16,6 +16,24 @@ import (
 // audit log: see obs.AuditEvent.
 type AuditEvent = obs.AuditEvent
 
+// Trace is the chain of writes behind a Deployment: see obs.Chain.
+type Trace = obs.Chain
+
+// TraceHop is one write of a Trace.
+type TraceHop = obs.Hop
+
+// parseTraceRef reads "Deployment/name" or "namespace/Deployment/name".
+func parseTraceRef(ref string) (ns, name string, err error) {
+	parts := strings.Split(ref, "/")
+	switch {
+	case len(parts) == 2 && parts[0] == "Deployment" && parts[1] != "":
+		return DefaultNamespace, parts[1], nil
+	case len(parts) == 3 && parts[1] == "Deployment" && parts[0] != "" && parts[2] != "":
+		return parts[0], parts[2], nil
+	}
+	return "", "", fmt.Errorf("trace(%q): want \"Deployment/NAME\" or \"NAMESPACE/Deployment/NAME\"", ref)
+}
+
 // auditKeys are the keys an audit() filter may use, each matching the
 // event field of that name exactly (code as a number).
 var auditKeys = map[string]func(AuditEvent) any{
@@ -78,7 +96,14 @@ func (c *checkAuditFilters) Visit(node *ast.Node) {
 	if !ok || c.err != nil || len(call.Arguments) != 1 {
 		return
 	}
-	if id, ok := call.Callee.(*ast.IdentifierNode); !ok || id.Value != "audit" {
+	id, ok := call.Callee.(*ast.IdentifierNode)
+	if ok && id.Value == "trace" {
+		if ref, ok := call.Arguments[0].(*ast.StringNode); ok {
+			_, _, c.err = parseTraceRef(ref.Value)
+		}
+		return
+	}
+	if !ok || id.Value != "audit" {
 		return
 	}
 	m, ok := call.Arguments[0].(*ast.MapNode)
@@ -149,3 +174,14 @@ func (l *Live) auditErr(err error) {
 
 // Audit implements View.
 func (l *Live) Audit(filter map[string]any) []AuditEvent { return l.audit.match(filter) }
+
+// Trace implements View.
+func (l *Live) Trace(namespace, name string) Trace {
+	l.audit.mu.Lock()
+	events := append([]AuditEvent(nil), l.audit.events...)
+	l.audit.mu.Unlock()
+	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
+	return obs.NewChain(obs.Trace(events, namespace, name))
+}
+
+func emptyTrace() Trace { return obs.NewChain(nil) }

@@ -28,6 +28,9 @@ type View interface {
 	// Audit lists the requests the apiservers' audit logs recorded that
 	// match every key of filter, oldest first.
 	Audit(filter map[string]any) []AuditEvent
+	// Trace is the chain of writes, from the audit logs, that made a
+	// Deployment run.
+	Trace(namespace, name string) Trace
 	Elapsed() float64
 }
 
@@ -87,6 +90,17 @@ func funcs(v View) map[string]any {
 		// .code, .refusal ("authorization", "admission", "validation"...),
 		// .decision, .why, .message, .groups, .userAgent, .annotations.
 		"audit": func(filter map[string]any) []AuditEvent { return v.Audit(filter) },
+		// trace("Deployment/web") is the chain of writes that made it run,
+		// from the audit logs: .kinds (deployment, replicaset, pod,
+		// binding, running, endpointslice, in the order they first
+		// happened), .first.binding.actor, .hops.
+		"trace": func(ref string) Trace {
+			ns, name, err := parseTraceRef(ref)
+			if err != nil {
+				return emptyTrace()
+			}
+			return v.Trace(ns, name)
+		},
 	}
 }
 

@@ -76,6 +76,14 @@ type AuditEvent struct {
 	// RefusedBy names what refused it when known: "RBAC",
 	// "ValidatingAdmissionPolicy/<name>", "webhook/<name>", "PodSecurity".
 	RefusedBy string `json:"refusedBy,omitempty" expr:"refusedBy"`
+	// Object is the name of the object the response carries (a create
+	// with generateName has no name in its request), Owners its owner
+	// references as Kind/name, and Phase its status.phase (pods).
+	Object string   `json:"object,omitempty" expr:"object"`
+	Owners []string `json:"owners,omitempty" expr:"owners"`
+	Phase  string   `json:"phase,omitempty" expr:"phase"`
+	// Targets are what an EndpointSlice's endpoints point at (Pod/name).
+	Targets []string `json:"targets,omitempty" expr:"targets"`
 	// Time the request was received, and Latency until the response.
 	Time    time.Time `json:"time" expr:"time"`
 	Latency float64   `json:"latency" expr:"latency"` // seconds
@@ -99,6 +107,40 @@ func FromAudit(apiserver string, e *auditv1.Event) AuditEvent {
 	}
 	if s := e.ResponseStatus; s != nil {
 		a.Code, a.Message, a.Reason = int(s.Code), s.Message, string(s.Reason)
+	}
+	if o := e.ResponseObject; o != nil && len(o.Raw) > 0 {
+		var obj struct {
+			Metadata struct {
+				Name            string `json:"name"`
+				OwnerReferences []struct {
+					Kind string `json:"kind"`
+					Name string `json:"name"`
+				} `json:"ownerReferences"`
+			} `json:"metadata"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+			Endpoints []struct {
+				TargetRef struct {
+					Kind string `json:"kind"`
+					Name string `json:"name"`
+				} `json:"targetRef"`
+			} `json:"endpoints"`
+		}
+		if json.Unmarshal(o.Raw, &obj) == nil {
+			a.Object, a.Phase = obj.Metadata.Name, obj.Status.Phase
+			for _, r := range obj.Metadata.OwnerReferences {
+				a.Owners = append(a.Owners, r.Kind+"/"+r.Name)
+			}
+			for _, ep := range obj.Endpoints {
+				if ep.TargetRef.Name != "" {
+					a.Targets = append(a.Targets, ep.TargetRef.Kind+"/"+ep.TargetRef.Name)
+				}
+			}
+		}
+	}
+	if a.Object == "" {
+		a.Object = a.Name
 	}
 	a.Decision = e.Annotations["authorization.k8s.io/decision"]
 	a.Why = e.Annotations["authorization.k8s.io/reason"]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,5 +87,42 @@ func TestTailAuditClassifiesEveryRefusal(t *testing.T) {
 	}
 	if e := got["a6"]; e.Impersonator != "kubelab-admin" {
 		t.Errorf("impersonated list: impersonator %q, want kubelab-admin", e.Impersonator)
+	}
+}
+
+func TestTraceOrdersTheHopsOfADeployment(t *testing.T) {
+	at := func(ms int) time.Time { return time.Date(2026, 12, 1, 11, 0, 0, ms*int(time.Millisecond), time.UTC) }
+	ev := func(ms int, user, verb, resource, sub, name string, mod func(*AuditEvent)) AuditEvent {
+		e := AuditEvent{Time: at(ms), User: user, Verb: verb, Resource: resource, Subresource: sub, Name: name, Object: name, Namespace: "default", Code: 200}
+		if mod != nil {
+			mod(&e)
+		}
+		return e
+	}
+	events := []AuditEvent{
+		ev(0, "kubelab-admin", "create", "deployments", "", "web", func(e *AuditEvent) { e.Code = 201 }),
+		ev(1, "kubelab-admin", "create", "deployments", "", "other", nil),
+		ev(5, "system:serviceaccount:kube-system:deployment-controller", "create", "replicasets", "", "web-1", func(e *AuditEvent) { e.Owners = []string{"Deployment/web"} }),
+		ev(6, "system:serviceaccount:kube-system:deployment-controller", "create", "replicasets", "", "other-1", func(e *AuditEvent) { e.Owners = []string{"Deployment/other"} }),
+		ev(9, "system:serviceaccount:kube-system:replicaset-controller", "create", "pods", "", "", func(e *AuditEvent) { e.Object, e.Owners = "web-1-a", []string{"ReplicaSet/web-1"} }),
+		ev(10, "system:kube-scheduler", "create", "pods", "binding", "web-1-a", nil),
+		ev(12, "kubelab:kwok", "patch", "pods", "status", "web-1-a", func(e *AuditEvent) { e.Phase = "Pending" }),
+		ev(15, "kubelab:kwok", "patch", "pods", "status", "web-1-a", func(e *AuditEvent) { e.Phase = "Running" }),
+		ev(16, "kubelab:kwok", "patch", "pods", "status", "web-1-a", func(e *AuditEvent) { e.Phase = "Running" }),
+		ev(20, "system:serviceaccount:kube-system:endpointslice-controller", "update", "endpointslices", "", "web-x", func(e *AuditEvent) { e.Targets = []string{"Pod/web-1-a"} }),
+		ev(21, "system:serviceaccount:kube-system:endpointslice-controller", "update", "endpointslices", "", "other-x", func(e *AuditEvent) { e.Targets = []string{"Pod/other-1-a"} }),
+	}
+	c := NewChain(Trace(events, "default", "web"))
+	if got, want := strings.Join(c.Kinds, ","), strings.Join(TraceKinds, ","); got != want {
+		t.Fatalf("kinds %s, want %s", got, want)
+	}
+	if len(c.Hops) != 6 {
+		t.Errorf("%d hops, want 6 (one running per pod, nothing of other): %+v", len(c.Hops), c.Hops)
+	}
+	if h := c.First["binding"]; h.Actor != "system:kube-scheduler" || h.Object != "pods/web-1-a/binding" || h.After != 0.010 {
+		t.Errorf("binding hop: %+v", h)
+	}
+	if h := c.First["running"]; h.After != 0.015 {
+		t.Errorf("running hop at +%vs, want +0.015s (the first Running status)", h.After)
 	}
 }
