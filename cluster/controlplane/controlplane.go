@@ -217,6 +217,12 @@ func scheduler(t cluster.Topology, s Site, name string) []string {
 	args := []string{
 		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
 		"--bind-address=" + sv.Bind, "--secure-port=" + strconv.Itoa(sv.Port),
+		// Upstream 50 QPS binds ~52 pods/s with client-side throttling waits
+		// of seconds (measured: 2,000 pods Running in 38 s, 14 s at 200).
+		// These flags are deprecated in favour of a
+		// KubeSchedulerConfiguration's clientConnection, and still honoured
+		// when no --config is given.
+		"--kube-api-qps=200", "--kube-api-burst=400",
 	}
 	return append(args, t.Timings.LeaderElectionFlags()...)
 }

@@ -1,0 +1,163 @@
+// Package bench measures kubelab's clusters on this machine: how long
+// `up` takes until a cluster is usable and how much memory it holds, and at
+// scale how long nodes take to be Ready and pods to be Running. It prints
+// tables of measurements; it passes or fails nothing (the targets are in
+// the issues and the README, compared by people).
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// NewBackend makes an ephemeral cluster of a backend.
+type NewBackend func(backend string, t cluster.Topology) (cluster.Backend, error)
+
+// Case is one topology to boot.
+type Case struct {
+	Name     string
+	Backend  string
+	Topology cluster.Topology
+}
+
+// Cases are the topologies `kubelab bench up` boots: minimal (1 of each,
+// 1 node) and HA (3 etcd, 2 of each control-plane component, 3 nodes).
+func Cases(backends ...string) []Case {
+	var out []Case
+	for _, b := range backends {
+		out = append(out,
+			Case{Name: "minimal", Backend: b, Topology: cluster.Topology{Name: "bench-min"}},
+			Case{Name: "ha", Backend: b, Topology: cluster.Topology{Name: "bench-ha", Etcd: 3, APIServers: 2, Schedulers: 2, ControllerManagers: 2, Workers: 3}},
+		)
+	}
+	return out
+}
+
+// Stats are the minimum, median and maximum of samples.
+type Stats struct{ Min, Median, Max float64 }
+
+func stats(xs []float64) Stats {
+	if len(xs) == 0 {
+		return Stats{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return Stats{Min: s[0], Median: s[len(s)/2], Max: s[len(s)-1]}
+}
+
+func (s Stats) String() string { return fmt.Sprintf("%.2f / %.2f / %.2f", s.Min, s.Median, s.Max) }
+
+// UpRow is the measurements of one case over its runs.
+type UpRow struct {
+	Case Case
+	Runs int
+	// Usable: seconds from Up to a cluster that takes pods.
+	Usable Stats
+	// PSS: MiB of every process of the cluster once up.
+	PSS Stats
+}
+
+// Up boots each case runs times and measures it.
+func Up(ctx context.Context, newBackend NewBackend, cases []Case, runs int, say func(string)) ([]UpRow, error) {
+	var rows []UpRow
+	for _, c := range cases {
+		row := UpRow{Case: c, Runs: runs}
+		var usable, pss []float64
+		for i := range runs {
+			u, m, err := upOnce(ctx, newBackend, c)
+			if err != nil {
+				return rows, fmt.Errorf("bench %s on %s, run %d: %w", c.Name, c.Backend, i+1, err)
+			}
+			say(fmt.Sprintf("%s/%s run %d: usable in %.2fs, %.0f MiB PSS", c.Backend, c.Name, i+1, u, m))
+			usable, pss = append(usable, u), append(pss, m)
+		}
+		row.Usable, row.PSS = stats(usable), stats(pss)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func upOnce(ctx context.Context, newBackend NewBackend, c Case) (usable, pssMiB float64, err error) {
+	b, err := newBackend(c.Backend, c.Topology)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if derr := b.Down(dctx); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	start := time.Now()
+	if err := b.Up(ctx, nil); err != nil {
+		return 0, 0, err
+	}
+	usable = time.Since(start).Seconds()
+	time.Sleep(2 * time.Second) // let every component settle before measuring memory
+	pssMiB, err = PSS(ctx, b)
+	return usable, pssMiB, err
+}
+
+// PSS sums the proportional set size (shared pages counted once) of every
+// process of a cluster: each component's process and its descendants (a
+// container's processes descend from its init).
+func PSS(ctx context.Context, b cluster.Backend) (float64, error) {
+	comps, err := b.Components(ctx)
+	if err != nil {
+		return 0, err
+	}
+	roots := map[int]bool{}
+	for _, c := range comps {
+		if c.PID > 0 {
+			roots[c.PID] = true
+		}
+	}
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return 0, fmt.Errorf("list processes: %w", err)
+	}
+	parent := map[int]int{}
+	for _, p := range procs {
+		if st, err := p.Stat(); err == nil {
+			parent[p.PID] = st.PPID
+		}
+	}
+	inCluster := func(pid int) bool {
+		for depth := 0; pid > 1 && depth < 64; depth++ {
+			if roots[pid] {
+				return true
+			}
+			pid = parent[pid]
+		}
+		return false
+	}
+	var total uint64
+	for _, p := range procs {
+		if !inCluster(p.PID) {
+			continue
+		}
+		if r, err := p.ProcSMapsRollup(); err == nil {
+			total += r.Pss
+		}
+	}
+	return float64(total) / (1 << 20), nil
+}
+
+// WriteUp prints rows as a table.
+func WriteUp(w io.Writer, rows []UpRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tTOPOLOGY\tRUNS\tUSABLE s (min / median / max)\tPSS MiB (min / median / max)")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Case.Backend, r.Case.Name, r.Runs, r.Usable, r.PSS)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// ScaleResult is one `kubelab bench scale` run.
+type ScaleResult struct {
+	Nodes, Pods int
+	// ControlPlane: seconds from Up until the apiservers answer through
+	// the load balancer; NodesReady: from then until every node is Ready.
+	ControlPlane, NodesReady float64
+	// PodsRunning: seconds from creating the Deployment until every pod is
+	// Running; PodsPerSecond is Pods / PodsRunning.
+	PodsRunning, PodsPerSecond float64
+	// PeakPSS: the most MiB the cluster's processes held, sampled each
+	// second.
+	PeakPSS float64
+}
+
+// Scale boots a cluster of nodes simulated nodes, creates a Deployment of
+// pods replicas and measures each phase.
+func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, pods int, say func(string)) (res ScaleResult, err error) {
+	res.Nodes, res.Pods = nodes, pods
+	b, err := newBackend(backend, cluster.Topology{Name: "bench-scale", Workers: nodes})
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if derr := b.Down(dctx); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	peak := samplePSS(ctx, b)
+	defer func() { res.PeakPSS = peak() }()
+	start := time.Now()
+	var cp time.Duration
+	err = b.Up(ctx, func(e cluster.Event) {
+		if e.Component == "load-balancer" && e.Message == "ready" {
+			cp = e.Elapsed
+		}
+		if e.Component == "nodes" {
+			say(fmt.Sprintf("%6.2fs %s", e.Elapsed.Seconds(), e.Message))
+		}
+		if e.Component == "cluster" && e.Message == "control plane and nodes ready" {
+			res.NodesReady = (e.Elapsed - cp).Seconds()
+		}
+	})
+	if err != nil {
+		return res, err
+	}
+	res.ControlPlane = cp.Seconds()
+	say(fmt.Sprintf("cluster usable in %.2fs; creating %d pods", time.Since(start).Seconds(), pods))
+	c := cluster.New(b, nil)
+	defer c.Close()
+	cs, err := c.Client()
+	if err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	replicas := int32(pods)
+	labels := map[string]string{"app": "bench"}
+	_, err = cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "kubelab/http:dev"}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return res, fmt.Errorf("create deployment: %w", err)
+	}
+	running := map[string]bool{}
+	shown := 0
+	lw := cache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "pods", "default", func(o *metav1.ListOptions) {
+		o.LabelSelector = "app=bench"
+		o.FieldSelector = fields.Everything().String()
+	})
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	_, err = watchtools.UntilWithSync(wctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return false, nil
+		}
+		running[p.Name] = p.Status.Phase == corev1.PodRunning && ev.Type != watch.Deleted
+		n := 0
+		for _, r := range running {
+			if r {
+				n++
+			}
+		}
+		if step := max(1, pods/10); n/step != shown/step || n == pods {
+			shown = n
+			say(fmt.Sprintf("%6.2fs pods Running %d/%d", time.Since(t0).Seconds(), n, pods))
+		}
+		return n == pods, nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("pods Running %d/%d: %w", shown, pods, err)
+	}
+	res.PodsRunning = time.Since(t0).Seconds()
+	res.PodsPerSecond = float64(pods) / res.PodsRunning
+	return res, nil
+}
+
+// samplePSS measures the cluster's memory every second until the
+// returned function is called, which gives the peak.
+func samplePSS(ctx context.Context, b cluster.Backend) func() float64 {
+	ctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	var peak float64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if m, err := PSS(ctx, b); err == nil {
+				mu.Lock()
+				peak = max(peak, m)
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() float64 {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
+}
+
+// WriteScale prints results as a table.
+func WriteScale(w io.Writer, rs []ScaleResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODES\tPODS\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\n", r.Nodes, r.Pods, r.ControlPlane, r.NodesReady, r.PodsRunning, r.PodsPerSecond, r.PeakPSS)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,97 @@
+package app
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"kubelab.dev/kubelab/bench"
+	"kubelab.dev/kubelab/cluster"
+)
+
+func newBenchCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "bench", Short: "Measure clusters on this machine: time to usable, memory, scale (prints tables)"}
+	cmd.AddCommand(newBenchUpCommand(g), newBenchScaleCommand(g))
+	return cmd
+}
+
+// benchBackends makes the ephemeral clusters a bench boots.
+func benchBackends(g *globals) (bench.NewBackend, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return func(kind string, t cluster.Topology) (cluster.Backend, error) {
+		return newBackendWith(g, kind, bin, t, true)
+	}, nil
+}
+
+func newBenchUpCommand(g *globals) *cobra.Command {
+	var f struct {
+		backends []string
+		runs     int
+	}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Boot the minimal and HA topologies N times each: seconds to usable and PSS (min / median / max)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.runs < 1 {
+				return invalidf("--runs: want at least 1, got %d", f.runs)
+			}
+			for _, b := range f.backends {
+				if b != backendEmbedded && b != backendDocker {
+					return invalidf("--backend %q: want %s or %s", b, backendEmbedded, backendDocker)
+				}
+			}
+			nb, err := benchBackends(g)
+			if err != nil {
+				return err
+			}
+			rows, err := bench.Up(cmd.Context(), nb, bench.Cases(f.backends...), f.runs, func(s string) { fmt.Fprintln(g.streams.Err, s) })
+			if werr := bench.WriteUp(g.streams.Out, rows); werr != nil && err == nil {
+				err = werr
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringSliceVar(&f.backends, "backend", []string{backendEmbedded}, "backends to measure (embedded, docker; repeat or comma-separate)")
+	cmd.Flags().IntVar(&f.runs, "runs", 3, "boots of each topology")
+	return cmd
+}
+
+func newBenchScaleCommand(g *globals) *cobra.Command {
+	var f struct{ nodes, pods []int }
+	cmd := &cobra.Command{
+		Use:   "scale",
+		Short: "Boot N simulated nodes, run M pods: nodes Ready, pods Running, pods/s, peak PSS",
+		Example: `  kubelab bench scale --nodes 100,1000 --pods 1000,10000
+  (pairs: 100 nodes with 1,000 pods, then 1,000 nodes with 10,000 pods)`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(f.nodes) != len(f.pods) {
+				return invalidf("--nodes and --pods: want as many values each, got %d and %d", len(f.nodes), len(f.pods))
+			}
+			nb, err := benchBackends(g)
+			if err != nil {
+				return err
+			}
+			var rs []bench.ScaleResult
+			for i := range f.nodes {
+				if f.nodes[i] < 1 || f.nodes[i] > cluster.MaxNodes || f.pods[i] < 0 || f.pods[i] > 110*f.nodes[i] {
+					return invalidf("--nodes %d --pods %d: want 1 to %d nodes and at most 110 pods a node", f.nodes[i], f.pods[i], cluster.MaxNodes)
+				}
+				r, err := bench.Scale(cmd.Context(), nb, backendEmbedded, f.nodes[i], f.pods[i], func(s string) { fmt.Fprintln(g.streams.Err, s) })
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			return bench.WriteScale(g.streams.Out, rs)
+		},
+	}
+	cmd.Flags().IntSliceVar(&f.nodes, "nodes", []int{100}, "simulated nodes (embedded backend)")
+	cmd.Flags().IntSliceVar(&f.pods, "pods", []int{1000}, "pods of one Deployment")
+	return cmd
+}
