@@ -100,7 +100,7 @@ func (a *AssertOp) Exec(ctx context.Context, env Env) (string, error) {
 		var cf *CheckFailure
 		if errors.As(err, &cf) && ctx.Err() == nil {
 			// Not a wait: report it as "does not hold", with any evaluation error.
-			_, cf.Cause = assertions.Holds(c, env.View(), env.Bindings())
+			_, cf.Cause = assertions.Holds(ctx, c, env.View(), env.Bindings())
 			cf.Waited = 0
 		}
 		return "", err
@@ -192,15 +192,17 @@ func wait(ctx context.Context, env Env, c *assertions.Compiled) error {
 	defer tick.Stop()
 	var last error
 	for {
-		ok, err := assertions.Holds(c, view, bindings)
+		ok, err := assertions.Holds(ctx, c, view, bindings)
 		if ok {
 			return nil
 		}
 		last = err
 		select {
 		case <-ctx.Done():
+			// The explanation is the last look at the cluster, after the
+			// deadline: its lookups must not inherit it.
 			return &CheckFailure{Expr: c.Source, Want: "to hold", Waited: time.Since(start),
-				Observed: assertions.Explain(c, view, bindings), Cause: errors.Join(last, ctx.Err())}
+				Observed: assertions.Explain(context.WithoutCancel(ctx), c, view, bindings), Cause: errors.Join(last, ctx.Err())}
 		case <-view.Changed():
 		case <-tick.C:
 		}
@@ -224,10 +226,10 @@ func refute(ctx context.Context, env Env, c *assertions.Compiled, d time.Duratio
 	defer tick.Stop()
 	held := func() error {
 		return &CheckFailure{Expr: c.Source, Want: "not to hold", Waited: time.Since(start),
-			Observed: assertions.Explain(c, view, bindings), Cause: errors.New("it held")}
+			Observed: assertions.Explain(ctx, c, view, bindings), Cause: errors.New("it held")}
 	}
 	for {
-		ok, err := assertions.Holds(c, view, bindings)
+		ok, err := assertions.Holds(ctx, c, view, bindings)
 		switch {
 		case err != nil:
 			return &CheckFailure{Expr: c.Source, Want: "not to hold", Waited: time.Since(start), Cause: err}

@@ -39,8 +39,8 @@ func (r *RecordOp) Validate(c Checker) {
 }
 
 // Exec evaluates the expression into the binding.
-func (r *RecordOp) Exec(_ context.Context, env Env) (string, error) {
-	v, err := assertions.Eval(r.compiled, env.View(), env.Bindings())
+func (r *RecordOp) Exec(ctx context.Context, env Env) (string, error) {
+	v, err := assertions.Eval(ctx, r.compiled, env.View(), env.Bindings())
 	if err != nil {
 		return "", err
 	}
