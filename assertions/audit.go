@@ -172,16 +172,25 @@ func (l *Live) auditErr(err error) {
 	l.auditFailure = err
 }
 
-// Audit implements View.
-func (l *Live) Audit(filter map[string]any) []AuditEvent { return l.audit.match(filter) }
+// Audit implements View. The error is why an audit log could not be
+// followed, if one could not: the events may then be incomplete.
+func (l *Live) Audit(_ context.Context, filter map[string]any) ([]AuditEvent, error) {
+	return l.audit.match(filter), l.auditError()
+}
 
-// Trace implements View.
-func (l *Live) Trace(namespace, name string) Trace {
+func (l *Live) auditError() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.auditFailure
+}
+
+// Trace implements View; the error is Audit's.
+func (l *Live) Trace(_ context.Context, namespace, name string) (Trace, error) {
 	l.audit.mu.Lock()
 	events := append([]AuditEvent(nil), l.audit.events...)
 	l.audit.mu.Unlock()
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
-	return obs.NewChain(obs.Trace(events, namespace, name))
+	return obs.NewChain(obs.Trace(events, namespace, name)), l.auditError()
 }
 
 func emptyTrace() Trace { return obs.NewChain(nil) }

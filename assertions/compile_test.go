@@ -1,6 +1,7 @@
 package assertions
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -69,7 +70,7 @@ func TestCompilerPanicWorkedAround(t *testing.T) {
 		t.Errorf("type = %v, want string", c.Type)
 	}
 	v := fakeView{rs: []ReplicaSet{{Name: "web-1"}, {Name: "web-2"}}}
-	got, err := Eval(c, v, map[string]any{"oldRS": "web-1"})
+	got, err := Eval(context.Background(), c, v, map[string]any{"oldRS": "web-1"})
 	if err != nil || got != "web-2" {
 		t.Errorf("Eval = %v, %v; want web-2", got, err)
 	}
@@ -102,28 +103,55 @@ func TestEvalRecoversPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Holds(c, fakeView{panics: true}, nil); err == nil || !strings.Contains(err.Error(), "evaluator failed") {
+	if _, err := Holds(context.Background(), c, fakeView{panics: true}, nil); err == nil || !strings.Contains(err.Error(), "evaluator failed") {
 		t.Errorf("Holds = %v, want an evaluator failure", err)
 	}
-	if obs := Explain(c, fakeView{panics: true}, nil); len(obs) == 0 {
+	if obs := Explain(context.Background(), c, fakeView{panics: true}, nil); len(obs) == 0 {
 		t.Errorf("Explain said nothing about the failure")
 	}
 }
 
-// fakeView answers ReplicaSets with rs, and panics on Raft when asked to.
-type fakeView struct {
-	View
-	rs     []ReplicaSet
-	panics bool
+// A failed lookup does not change the value the expression sees, and
+// reaches the explanation: a variable's as its own observation, a call's
+// after the sub-expression that made it.
+func TestExplainReportsLookupErrors(t *testing.T) {
+	down := errors.New("etcd-2: context deadline exceeded")
+	v := fakeView{rs: []ReplicaSet{{Name: "web-1"}}, raftErr: down, rsErr: errors.New("cache not synced")}
+	c, err := Compile(`raft.quorum && len(replicasets("app=web")) == 2`, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Holds(context.Background(), c, v, nil); ok || err != nil {
+		t.Fatalf("Holds = %v, %v; want false, nil", ok, err)
+	}
+	got := String(Explain(context.Background(), c, v, nil))
+	for _, want := range []string{"raft = lookup failed: etcd-2: context deadline exceeded",
+		`len(replicasets("app=web")) = 1 (lookup replicasets("app=web") failed: cache not synced)`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explanation:\n%s\nwant it to contain %q", got, want)
+		}
+	}
 }
 
-func (f fakeView) ReplicaSets(string, string) []ReplicaSet { return f.rs }
+// fakeView answers ReplicaSets with rs and Raft with an empty table (with
+// the given errors), and panics on Raft when asked to.
+type fakeView struct {
+	View
+	rs      []ReplicaSet
+	rsErr   error
+	raftErr error
+	panics  bool
+}
 
-func (f fakeView) Raft() Raft {
+func (f fakeView) ReplicaSets(context.Context, string, string) ([]ReplicaSet, error) {
+	return f.rs, f.rsErr
+}
+
+func (f fakeView) Raft(context.Context) (Raft, error) {
 	if f.panics {
 		panic("view broke")
 	}
-	return Raft{}
+	return Raft{}, f.raftErr
 }
 
 func TestAuditFilterKeysCheckedAtCompile(t *testing.T) {

@@ -1,36 +1,43 @@
 package assertions
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 )
 
 // View is the read side of a cluster that expressions query. Each method
-// is one function or variable of the environment; Env documents them.
+// is one function or variable of the environment (Env documents them) and
+// takes the evaluation's context. A lookup that fails (a cache, an etcd
+// member, an apiserver that does not answer) returns the best value it has
+// and the error; the evaluation goes on with the value and Explain reports
+// the error. An object that does not exist is not an error: its zero value
+// says so (exists false, phase "").
 type View interface {
-	Pods(namespace, selector string) []Pod
-	Pod(namespace, name string) Pod
-	Nodes() []Node
-	Node(name string) Node
-	Deployment(namespace, name string) Deployment
-	ReplicaSets(namespace, selector string) []ReplicaSet
-	Endpoints(namespace, service string) []Endpoint
-	Lease(namespace, name string) Lease
-	Events(reason string) []Event
-	Raft() Raft
-	Components() []Component
-	Component(name string) Component
-	APIServers() []APIServer
+	Pods(ctx context.Context, namespace, selector string) ([]Pod, error)
+	Pod(ctx context.Context, namespace, name string) (Pod, error)
+	Nodes(ctx context.Context) ([]Node, error)
+	Node(ctx context.Context, name string) (Node, error)
+	Deployment(ctx context.Context, namespace, name string) (Deployment, error)
+	ReplicaSets(ctx context.Context, namespace, selector string) ([]ReplicaSet, error)
+	Endpoints(ctx context.Context, namespace, service string) ([]Endpoint, error)
+	Lease(ctx context.Context, namespace, name string) (Lease, error)
+	Events(ctx context.Context, reason string) ([]Event, error)
+	Raft(ctx context.Context) (Raft, error)
+	Components(ctx context.Context) ([]Component, error)
+	Component(ctx context.Context, name string) (Component, error)
+	APIServers(ctx context.Context) ([]APIServer, error)
 	// Audit lists the requests the apiservers' audit logs recorded that
 	// match every key of filter, oldest first.
-	Audit(filter map[string]any) []AuditEvent
+	Audit(ctx context.Context, filter map[string]any) ([]AuditEvent, error)
 	// Trace is the chain of writes, from the audit logs, that made a
 	// Deployment run.
-	Trace(namespace, name string) Trace
+	Trace(ctx context.Context, namespace, name string) (Trace, error)
 	Elapsed() float64
 }
 
@@ -38,27 +45,70 @@ type View interface {
 // unless told otherwise.
 const DefaultNamespace = "default"
 
-// funcs is the environment's function table, built over a View. Keys are
+// lookupError is a View lookup that failed during an evaluation.
+type lookupError struct {
+	name string // the function (pods) or variable (raft)
+	args []any
+	err  error
+}
+
+// what renders the lookup as the expression wrote it: pods("app=web"),
+// raft.
+func (e lookupError) what() string {
+	if _, variable := lazyVars[e.name]; variable {
+		return e.name
+	}
+	args := make([]string, len(e.args))
+	for i, a := range e.args {
+		args[i] = fmt.Sprintf("%#v", a)
+	}
+	return e.name + "(" + strings.Join(args, ", ") + ")"
+}
+
+// lookups collects the failed lookups of one evaluation (nil drops them).
+type lookups struct{ errs []lookupError }
+
+// lookup returns a function that passes a View result's value through and
+// notes its error as a failed lookup of name(args...).
+func lookup[T any](ls *lookups, name string, args ...any) func(T, error) T {
+	return func(v T, err error) T {
+		if err != nil && ls != nil {
+			ls.errs = append(ls.errs, lookupError{name: name, args: args, err: err})
+		}
+		return v
+	}
+}
+
+// funcs is the environment's function table, built over a View for one
+// evaluation (ctx bounds its lookups; ls collects their errors). Keys are
 // the names expressions use.
-func funcs(v View) map[string]any {
+func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 	return map[string]any{
 		// pods("app=web") lists pods in "default" matching a label selector ("" = all).
-		"pods": func(selector string) []Pod { return v.Pods(DefaultNamespace, selector) },
+		"pods": func(selector string) []Pod {
+			return lookup[[]Pod](ls, "pods", selector)(v.Pods(ctx, DefaultNamespace, selector))
+		},
 		// podsIn("kube-system", "k8s-app=dns") lists pods in a namespace.
-		"podsIn": func(namespace, selector string) []Pod { return v.Pods(namespace, selector) },
+		"podsIn": func(namespace, selector string) []Pod {
+			return lookup[[]Pod](ls, "podsIn", namespace, selector)(v.Pods(ctx, namespace, selector))
+		},
 		// pod("web-0") gets one pod in "default"; .phase is "" if it does not exist.
-		"pod":   func(name string) Pod { return v.Pod(DefaultNamespace, name) },
-		"nodes": func() []Node { return v.Nodes() },
+		"pod":   func(name string) Pod { return lookup[Pod](ls, "pod", name)(v.Pod(ctx, DefaultNamespace, name)) },
+		"nodes": func() []Node { return lookup[[]Node](ls, "nodes")(v.Nodes(ctx)) },
 		// node("worker-1").ready / .unschedulable / .taints
-		"node": func(name string) Node { return v.Node(name) },
+		"node": func(name string) Node { return lookup[Node](ls, "node", name)(v.Node(ctx, name)) },
 		// deployment("web").available
-		"deployment": func(name string) Deployment { return v.Deployment(DefaultNamespace, name) },
+		"deployment": func(name string) Deployment {
+			return lookup[Deployment](ls, "deployment", name)(v.Deployment(ctx, DefaultNamespace, name))
+		},
 		// replicasets("app=web") lists ReplicaSets in "default" by label selector.
-		"replicasets": func(selector string) []ReplicaSet { return v.ReplicaSets(DefaultNamespace, selector) },
+		"replicasets": func(selector string) []ReplicaSet {
+			return lookup[[]ReplicaSet](ls, "replicasets", selector)(v.ReplicaSets(ctx, DefaultNamespace, selector))
+		},
 		// endpoints("web") lists the READY endpoints of Service "web".
 		"endpoints": func(service string) []Endpoint {
 			var ready []Endpoint
-			for _, e := range v.Endpoints(DefaultNamespace, service) {
+			for _, e := range lookup[[]Endpoint](ls, "endpoints", service)(v.Endpoints(ctx, DefaultNamespace, service)) {
 				if e.Ready {
 					ready = append(ready, e)
 				}
@@ -66,9 +116,13 @@ func funcs(v View) map[string]any {
 			return ready
 		},
 		// allEndpoints("web") includes not-ready endpoints.
-		"allEndpoints": func(service string) []Endpoint { return v.Endpoints(DefaultNamespace, service) },
+		"allEndpoints": func(service string) []Endpoint {
+			return lookup[[]Endpoint](ls, "allEndpoints", service)(v.Endpoints(ctx, DefaultNamespace, service))
+		},
 		// leader("kube-scheduler") is the component holding that kube-system lease.
-		"leader": func(lease string) string { return v.Lease("kube-system", lease).Component },
+		"leader": func(lease string) string {
+			return lookup[Lease](ls, "leader", lease)(v.Lease(ctx, "kube-system", lease)).Component
+		},
 		// lease("kube-node-lease/worker-1") or lease("kube-scheduler") (kube-system).
 		"lease": func(name string) Lease {
 			ns, n := "kube-system", name
@@ -77,19 +131,23 @@ func funcs(v View) map[string]any {
 					ns, n = name[:i], name[i+1:]
 				}
 			}
-			return v.Lease(ns, n)
+			return lookup[Lease](ls, "lease", name)(v.Lease(ctx, ns, n))
 		},
 		// events("Evicted") lists events with that reason ("" = all).
-		"events":     func(reason string) []Event { return v.Events(reason) },
-		"components": func() []Component { return v.Components() },
+		"events":     func(reason string) []Event { return lookup[[]Event](ls, "events", reason)(v.Events(ctx, reason)) },
+		"components": func() []Component { return lookup[[]Component](ls, "components")(v.Components(ctx)) },
 		// component("etcd-1").state
-		"component":  func(name string) Component { return v.Component(name) },
-		"apiservers": func() []APIServer { return v.APIServers() },
+		"component": func(name string) Component {
+			return lookup[Component](ls, "component", name)(v.Component(ctx, name))
+		},
+		"apiservers": func() []APIServer { return lookup[[]APIServer](ls, "apiservers")(v.APIServers(ctx)) },
 		// audit({user: "system:serviceaccount:team:reader", verb: "delete"})
 		// lists the matching requests of the apiservers' audit logs:
 		// .code, .refusal ("authorization", "admission", "validation"...),
 		// .decision, .why, .message, .groups, .userAgent, .annotations.
-		"audit": func(filter map[string]any) []AuditEvent { return v.Audit(filter) },
+		"audit": func(filter map[string]any) []AuditEvent {
+			return lookup[[]AuditEvent](ls, "audit", filter)(v.Audit(ctx, filter))
+		},
 		// trace("Deployment/web") is the chain of writes that made it run,
 		// from the audit logs: .kinds (deployment, replicaset, pod,
 		// binding, running, endpointslice, in the order they first
@@ -97,25 +155,25 @@ func funcs(v View) map[string]any {
 		"trace": func(ref string) Trace {
 			ns, name, err := parseTraceRef(ref)
 			if err != nil {
-				return emptyTrace()
+				return lookup[Trace](ls, "trace", ref)(emptyTrace(), err)
 			}
-			return v.Trace(ns, name)
+			return lookup[Trace](ls, "trace", ref)(v.Trace(ctx, ns, name))
 		},
 	}
 }
 
 // Variables (not functions) of the environment, computed only when an
 // expression uses them.
-var lazyVars = map[string]func(View) any{
-	"raft":    func(v View) any { return v.Raft() },
-	"elapsed": func(v View) any { return v.Elapsed() },
+var lazyVars = map[string]func(context.Context, View, *lookups) any{
+	"raft":    func(ctx context.Context, v View, ls *lookups) any { return lookup[Raft](ls, "raft")(v.Raft(ctx)) },
+	"elapsed": func(_ context.Context, v View, _ *lookups) any { return v.Elapsed() },
 }
 
 // Names lists every function and variable of the environment, sorted
 // (for docs and "did you mean" hints).
 func Names() []string {
 	var out []string
-	for k := range funcs(nil) {
+	for k := range funcs(nil, nil, nil) {
 		out = append(out, k)
 	}
 	for k := range lazyVars {
@@ -128,7 +186,7 @@ func Names() []string {
 // typeEnv is the environment used to type-check: the function table over
 // a nil view, the variables as zero values, plus the bindings' types.
 func typeEnv(bindings map[string]reflect.Type) (map[string]any, error) {
-	env := funcs(nil)
+	env := funcs(nil, nil, nil)
 	env["raft"] = Raft{}
 	env["elapsed"] = float64(0)
 	for name, t := range bindings {

@@ -1,6 +1,7 @@
 package assertions
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -27,11 +28,12 @@ func identifiers(p *vm.Program) []string {
 	return v.ids
 }
 
-// env builds the runtime environment for one evaluation.
-func env(c *Compiled, v View, bindings map[string]any) map[string]any {
-	e := funcs(v)
+// env builds the runtime environment for one evaluation; ls (may be nil)
+// collects its failed lookups.
+func env(ctx context.Context, c *Compiled, v View, bindings map[string]any, ls *lookups) map[string]any {
+	e := funcs(ctx, v, ls)
 	for name := range c.uses {
-		e[name] = lazyVars[name](v)
+		e[name] = lazyVars[name](ctx, v, ls)
 	}
 	for k, b := range bindings {
 		e[k] = b
@@ -39,16 +41,17 @@ func env(c *Compiled, v View, bindings map[string]any) map[string]any {
 	return e
 }
 
-// Eval evaluates c once against a view of the cluster.
-// A panic while evaluating (in the view or the VM) is an error, never a
-// crash of the run.
-func Eval(c *Compiled, v View, bindings map[string]any) (out any, err error) {
+// Eval evaluates c once against a view of the cluster; ctx bounds the
+// view's lookups. A failed lookup leaves its best value in the evaluation
+// (Explain reports it). A panic while evaluating (in the view or the VM)
+// is an error, never a crash of the run.
+func Eval(ctx context.Context, c *Compiled, v View, bindings map[string]any) (out any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("evaluate %q: the expression evaluator failed: %v", c.Source, r)
 		}
 	}()
-	out, err = expr.Run(c.Program, env(c, v, bindings))
+	out, err = expr.Run(c.Program, env(ctx, c, v, bindings, nil))
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %q: %w", c.Source, err)
 	}
@@ -56,8 +59,8 @@ func Eval(c *Compiled, v View, bindings map[string]any) (out any, err error) {
 }
 
 // Holds evaluates a boolean expression.
-func Holds(c *Compiled, v View, bindings map[string]any) (bool, error) {
-	out, err := Eval(c, v, bindings)
+func Holds(ctx context.Context, c *Compiled, v View, bindings map[string]any) (bool, error) {
+	out, err := Eval(ctx, c, v, bindings)
 	if err != nil {
 		return false, err
 	}
@@ -77,8 +80,10 @@ type Observation struct {
 // Explain evaluates the interesting sub-expressions of c (operands of
 // comparisons and logical operators, calls, member accesses) so a failure
 // can say what was observed, e.g. `len(endpoints("web")) = 2`.
-// A panic while building the environment ends the explanation early.
-func Explain(c *Compiled, v View, bindings map[string]any) (out []Observation) {
+// A lookup that failed is reported too: a variable's (raft) as its own
+// observation, a call's after the value of the sub-expression that made
+// it. A panic while building the environment ends the explanation early.
+func Explain(ctx context.Context, c *Compiled, v View, bindings map[string]any) (out []Observation) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = append(out, Observation{Expr: c.Source, Value: fmt.Sprintf("error: %v", r)})
@@ -107,7 +112,11 @@ func Explain(c *Compiled, v View, bindings map[string]any) (out []Observation) {
 		}
 	}
 	walk(root, 0)
-	e := env(c, v, bindings)
+	ls := &lookups{}
+	e := env(ctx, c, v, bindings, ls)
+	for _, le := range ls.errs {
+		out = append(out, Observation{Expr: le.what(), Value: "lookup failed: " + le.err.Error()})
+	}
 	seen := map[string]bool{}
 	for _, n := range subs {
 		src := n.String()
@@ -119,7 +128,12 @@ func Explain(c *Compiled, v View, bindings map[string]any) (out []Observation) {
 		if err != nil {
 			continue
 		}
-		out = append(out, Observation{Expr: src, Value: observe(p, e)})
+		before := len(ls.errs)
+		val := observe(p, e)
+		for _, le := range ls.errs[before:] {
+			val += fmt.Sprintf(" (lookup %s failed: %v)", le.what(), le.err)
+		}
+		out = append(out, Observation{Expr: src, Value: val})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package assertions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
@@ -124,27 +126,36 @@ func (l *Live) notify(kind string, old, new any) {
 }
 
 // Pods implements View.
-func (l *Live) Pods(namespace, selector string) []Pod {
+func (l *Live) Pods(_ context.Context, namespace, selector string) ([]Pod, error) {
 	sel, err := labels.Parse(selector)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	ps, _ := l.factory.Core().V1().Pods().Lister().Pods(namespace).List(sel)
+	ps, err := l.factory.Core().V1().Pods().Lister().Pods(namespace).List(sel)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 	out := make([]Pod, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, toPod(p))
 	}
-	return out
+	return out, err
 }
 
 // Pod implements View.
-func (l *Live) Pod(namespace, name string) Pod {
+func (l *Live) Pod(_ context.Context, namespace, name string) (Pod, error) {
 	p, err := l.factory.Core().V1().Pods().Lister().Pods(namespace).Get(name)
 	if err != nil {
-		return Pod{Name: name, Namespace: namespace}
+		return Pod{Name: name, Namespace: namespace}, notFoundIsNoError(err)
 	}
-	return toPod(p)
+	return toPod(p), nil
+}
+
+// notFoundIsNoError drops the error of an object that does not exist: its
+// zero value says so.
+func notFoundIsNoError(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 func toPod(p *corev1.Pod) Pod {
@@ -174,26 +185,27 @@ func toPod(p *corev1.Pod) Pod {
 }
 
 // Nodes implements View.
-func (l *Live) Nodes() []Node {
-	ns, _ := l.factory.Core().V1().Nodes().Lister().List(labels.Everything())
+func (l *Live) Nodes(_ context.Context) ([]Node, error) {
+	ns, err := l.factory.Core().V1().Nodes().Lister().List(labels.Everything())
 	sort.Slice(ns, func(i, j int) bool { return ns[i].Name < ns[j].Name })
 	out := make([]Node, 0, len(ns))
 	for _, n := range ns {
-		out = append(out, l.toNode(n))
+		node, nerr := l.toNode(n)
+		out, err = append(out, node), errors.Join(err, nerr)
 	}
-	return out
+	return out, err
 }
 
 // Node implements View.
-func (l *Live) Node(name string) Node {
+func (l *Live) Node(_ context.Context, name string) (Node, error) {
 	n, err := l.factory.Core().V1().Nodes().Lister().Get(name)
 	if err != nil {
-		return Node{Name: name}
+		return Node{Name: name}, notFoundIsNoError(err)
 	}
 	return l.toNode(n)
 }
 
-func (l *Live) toNode(n *corev1.Node) Node {
+func (l *Live) toNode(n *corev1.Node) (Node, error) {
 	out := Node{Name: n.Name, Exists: true, Unschedulable: n.Spec.Unschedulable, Labels: n.Labels, Conditions: map[string]string{}, Taints: []Taint{}}
 	for _, c := range n.Status.Conditions {
 		out.Conditions[string(c.Type)] = string(c.Status)
@@ -205,35 +217,35 @@ func (l *Live) toNode(n *corev1.Node) Node {
 	for _, t := range n.Spec.Taints {
 		out.Taints = append(out.Taints, Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
 	}
-	ps, _ := l.factory.Core().V1().Pods().Lister().List(labels.Everything())
+	ps, err := l.factory.Core().V1().Pods().Lister().List(labels.Everything())
 	for _, p := range ps {
 		if p.Spec.NodeName == n.Name && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 			out.Pods++
 		}
 	}
-	return out
+	return out, err
 }
 
 // Deployment implements View.
-func (l *Live) Deployment(namespace, name string) Deployment {
+func (l *Live) Deployment(_ context.Context, namespace, name string) (Deployment, error) {
 	d, err := l.factory.Apps().V1().Deployments().Lister().Deployments(namespace).Get(name)
 	if err != nil {
-		return Deployment{Name: name}
+		return Deployment{Name: name}, notFoundIsNoError(err)
 	}
 	out := Deployment{Name: name, Exists: true, Ready: int(d.Status.ReadyReplicas), Available: int(d.Status.AvailableReplicas), Updated: int(d.Status.UpdatedReplicas)}
 	if d.Spec.Replicas != nil {
 		out.Replicas = int(*d.Spec.Replicas)
 	}
-	return out
+	return out, nil
 }
 
 // ReplicaSets implements View.
-func (l *Live) ReplicaSets(namespace, selector string) []ReplicaSet {
+func (l *Live) ReplicaSets(_ context.Context, namespace, selector string) ([]ReplicaSet, error) {
 	sel, err := labels.Parse(selector)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	rss, _ := l.factory.Apps().V1().ReplicaSets().Lister().ReplicaSets(namespace).List(sel)
+	rss, err := l.factory.Apps().V1().ReplicaSets().Lister().ReplicaSets(namespace).List(sel)
 	sort.Slice(rss, func(i, j int) bool { return rss[i].Name < rss[j].Name })
 	out := make([]ReplicaSet, 0, len(rss))
 	for _, rs := range rss {
@@ -248,13 +260,13 @@ func (l *Live) ReplicaSets(namespace, selector string) []ReplicaSet {
 		}
 		out = append(out, r)
 	}
-	return out
+	return out, err
 }
 
 // Endpoints implements View: every endpoint of the Service's EndpointSlices.
-func (l *Live) Endpoints(namespace, service string) []Endpoint {
+func (l *Live) Endpoints(_ context.Context, namespace, service string) ([]Endpoint, error) {
 	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: service})
-	slices, _ := l.factory.Discovery().V1().EndpointSlices().Lister().EndpointSlices(namespace).List(sel)
+	slices, err := l.factory.Discovery().V1().EndpointSlices().Lister().EndpointSlices(namespace).List(sel)
 	var out []Endpoint
 	for _, s := range slices {
 		for _, e := range s.Endpoints {
@@ -272,14 +284,14 @@ func (l *Live) Endpoints(namespace, service string) []Endpoint {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].IP < out[j].IP })
-	return out
+	return out, err
 }
 
 // Lease implements View.
-func (l *Live) Lease(namespace, name string) Lease {
+func (l *Live) Lease(_ context.Context, namespace, name string) (Lease, error) {
 	le, err := l.factory.Coordination().V1().Leases().Lister().Leases(namespace).Get(name)
 	if err != nil {
-		return Lease{Name: name}
+		return Lease{Name: name}, notFoundIsNoError(err)
 	}
 	out := Lease{Name: name}
 	if le.Spec.HolderIdentity != nil {
@@ -292,12 +304,12 @@ func (l *Live) Lease(namespace, name string) Lease {
 	if le.Spec.RenewTime != nil {
 		out.Age = time.Since(le.Spec.RenewTime.Time).Seconds()
 	}
-	return out
+	return out, nil
 }
 
 // Events implements View.
-func (l *Live) Events(reason string) []Event {
-	es, _ := l.factory.Core().V1().Events().Lister().List(labels.Everything())
+func (l *Live) Events(_ context.Context, reason string) ([]Event, error) {
+	es, err := l.factory.Core().V1().Events().Lister().List(labels.Everything())
 	sort.Slice(es, func(i, j int) bool { return es[i].LastTimestamp.Before(&es[j].LastTimestamp) })
 	var out []Event
 	for _, e := range es {
@@ -307,15 +319,15 @@ func (l *Live) Events(reason string) []Event {
 		out = append(out, Event{Reason: e.Reason, Message: e.Message, Type: e.Type,
 			Kind: e.InvolvedObject.Kind, Object: e.InvolvedObject.Name, Count: int(e.Count)})
 	}
-	return out
+	return out, err
 }
 
 // Raft implements View, asking every etcd member now.
-func (l *Live) Raft() Raft {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+func (l *Live) Raft(ctx context.Context) (Raft, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	ms, _ := l.c.EtcdStatus(ctx)
-	return RaftFrom(ms)
+	ms, err := l.c.EtcdStatus(ctx)
+	return RaftFrom(ms), err
 }
 
 // RaftFrom summarizes the facade's member statuses.
@@ -339,27 +351,29 @@ func RaftFrom(ms []cluster.EtcdMember) Raft {
 }
 
 // Components implements View.
-func (l *Live) Components() []Component {
-	cs, _ := l.c.Components(context.Background())
+func (l *Live) Components(ctx context.Context) ([]Component, error) {
+	cs, err := l.c.Components(ctx)
 	out := make([]Component, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, Component{Name: c.Name, Role: string(c.Role), State: string(c.State), PID: c.PID})
 	}
-	return out
+	return out, err
 }
 
 // Component implements View.
-func (l *Live) Component(name string) Component {
-	for _, c := range l.Components() {
+func (l *Live) Component(ctx context.Context, name string) (Component, error) {
+	cs, err := l.Components(ctx)
+	for _, c := range cs {
 		if c.Name == name {
-			return c
+			return c, err
 		}
 	}
-	return Component{Name: name}
+	return Component{Name: name}, err
 }
 
 // APIServers implements View: GET /readyz on each instance directly.
-func (l *Live) APIServers() []APIServer {
+// An instance that does not answer is not ready; the error says why.
+func (l *Live) APIServers(ctx context.Context) ([]APIServer, error) {
 	acc := l.c.Access()
 	names := make([]string, 0, len(acc.APIServers))
 	for n := range acc.APIServers {
@@ -367,21 +381,29 @@ func (l *Live) APIServers() []APIServer {
 	}
 	sort.Strings(names)
 	out := make([]APIServer, len(names))
+	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out[i] = APIServer{Name: n}
-			resp, err := l.httpc.Get(acc.APIServers[n] + "/readyz")
-			if err == nil {
-				out[i].Ready = resp.StatusCode == http.StatusOK
-				resp.Body.Close()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, acc.APIServers[n]+"/readyz", nil)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", n, err)
+				return
 			}
+			resp, err := l.httpc.Do(req)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", n, err)
+				return
+			}
+			out[i].Ready = resp.StatusCode == http.StatusOK
+			resp.Body.Close()
 		}()
 	}
 	wg.Wait()
-	return out
+	return out, errors.Join(errs...)
 }
 
 // Elapsed implements View.

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/builtin"
@@ -215,63 +214,14 @@ func (c *checker) operation(op *Operation, path string) {
 		c.errorAt(path, "several operations in one item (%s): want exactly one; give each its own list item", strings.Join(kinds, ", "))
 	}
 	for _, p := range parts {
-		c.body(op, p.spec, joinPath(path, p.kind))
+		c.body(op, p, joinPath(path, p.kind))
 	}
-	c.timeout(op, parts[0].kind, path)
+	c.timeout(op, path)
 }
 
-func (c *checker) body(op *Operation, spec any, p string) {
-	switch x := spec.(type) {
-	case *ManifestOp:
-		x.objects = c.objects(x.File, x.Manifest, p)
-	case *PatchOp:
-		c.patch(x, p)
-	case *DeleteOp:
-		c.delete(x, p)
-	case *WaitOp:
-		op.compiled = c.expr(x.Expr, p+".expr", true)
-		switch t := x.Timeout.Duration; {
-		case t == 0:
-		case op.Timeout.Duration == 0:
-			op.Timeout.Duration = t
-		case op.Timeout.Duration != t:
-			c.errorAt(p+".timeout", "two timeouts (%s and %s): set the operation's timeout or wait.timeout, not both", op.Timeout, x.Timeout)
-		}
-	case *AssertOp:
-		op.compiled = c.expr(x.Expr, p+".expr", true)
-	case *ErrorOp:
-		op.compiled = c.expr(x.Expr, p+".expr", true)
-	case *NodeOp:
-		c.node(x.Node, p+".node")
-	case *DrainOp:
-		c.node(x.Node, p+".node")
-	case *TaintOp:
-		c.node(x.Node, p+".node")
-		c.effect(x.Effect, p+".effect")
-	case *UntaintOp:
-		c.node(x.Node, p+".node")
-		c.effect(x.Effect, p+".effect")
-	case *LabelOp:
-		c.label(x, p)
-	case *TargetOp:
-		c.target(x.Target, p+".target")
-	case *KubectlOp:
-		if x.Args != nil && len(x.Args) == 0 {
-			c.errorAt(p+".args", "want at least one argument")
-		}
-		x.expect = c.regexp(x.ExpectOutput, p+".expectOutput")
-	case *ScriptOp:
-		x.expect = c.regexp(x.ExpectOutput, p+".expectOutput")
-	case *SleepOp:
-		if n := c.nodes[p+".duration"]; n != nil && !isNull(n) && x.Duration.Duration == 0 {
-			if d, err := time.ParseDuration(n.Value); err == nil && d == 0 {
-				c.errorAt(p+".duration", "want a positive duration")
-			}
-		}
-	case *RecordOp:
-		op.compiled = c.expr(x.Expr, p+".expr", false)
-		c.bind(x.Name, op.compiled, p+".name")
-	}
+// body validates one operation's body through its kind.
+func (c *checker) body(op *Operation, part opPart, p string) {
+	part.op().Validate(&opChecker{c: c, op: op, base: p})
 }
 
 // regexp compiles an expectOutput pattern ("" = none).
@@ -288,20 +238,13 @@ func (c *checker) regexp(src, path string) *regexp.Regexp {
 
 // timeout fills the operation's default timeout, or checks that the
 // explicit one leaves room for the operation's own duration.
-func (c *checker) timeout(op *Operation, kind, path string) {
+func (c *checker) timeout(op *Operation, path string) {
 	own := op.ownDuration()
 	switch {
 	case op.Timeout.Duration == 0:
-		op.Timeout.Duration = DefaultTimeout(kind) + own
+		op.Timeout.Duration = op.op().DefaultTimeout() + own
 	case own > op.Timeout.Duration:
 		c.errorAt(path+".timeout", "timeout %s is shorter than the operation's own duration %s", op.Timeout, own)
-	}
-}
-
-func (c *checker) effect(e, path string) {
-	effects := []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
-	if e != "" && !slices.Contains(effects, e) {
-		c.errorAt(path, "invalid effect %q: want NoSchedule, PreferNoSchedule or NoExecute%s", e, suggest(e, effects))
 	}
 }
 
@@ -336,65 +279,6 @@ func abbreviate(names []string) string {
 		return strings.Join(names[:12], ", ") + fmt.Sprintf(" and %d more", len(names)-12)
 	}
 	return strings.Join(names, ", ")
-}
-
-func (c *checker) label(x *LabelOp, p string) {
-	if x.Kind == "" {
-		x.Kind = "Node"
-	}
-	if x.Labels != nil && len(x.Labels) == 0 {
-		c.errorAt(p+".labels", "want at least one label")
-	}
-	if x.Kind == "Node" {
-		c.node(x.Name, p+".name")
-	}
-}
-
-func (c *checker) patch(x *PatchOp, p string) {
-	switch x.Type {
-	case "":
-		x.Type = "strategic"
-	case "merge", "strategic", "json":
-	default:
-		c.errorAt(p+".type", "invalid patch type %q: want merge, strategic or json%s", x.Type, suggest(x.Type, []string{"merge", "strategic", "json"}))
-		return
-	}
-	if x.Patch == "" {
-		return
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(x.Patch), &doc); err != nil {
-		line, msg := yamlError(err)
-		c.errorAt(p+".patch", "invalid patch: %s (line %d of the patch)", msg, line)
-		return
-	}
-	expected, kind := "a mapping", yaml.MappingNode
-	if x.Type == "json" {
-		expected, kind = "a list of operations", yaml.SequenceNode
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != kind {
-		found := "nothing"
-		if len(doc.Content) > 0 {
-			found = describeNode(doc.Content[0])
-		}
-		c.errorAt(p+".patch", "a %s patch must be %s, found %s", x.Type, expected, found)
-	}
-}
-
-func (c *checker) delete(x *DeleteOp, p string) {
-	byRef := x.Kind != "" || x.Name != "" || x.Selector != ""
-	switch {
-	case byRef && (x.File != "" || x.Manifest != ""):
-		c.errorAt(p, "set kind with name or selector, or file or manifest, not both")
-	case !byRef:
-		x.objects = c.objects(x.File, x.Manifest, p)
-	case x.Kind == "":
-		c.errorAt(p, "missing kind: want kind with name or selector")
-	case x.Name != "" && x.Selector != "":
-		c.errorAt(p, "set name or selector, not both")
-	case x.Name == "" && x.Selector == "":
-		c.errorAt(p, "want name or selector with kind %q", x.Kind)
-	}
 }
 
 // expr compiles an expression against the bindings recorded so far.

@@ -2,12 +2,12 @@ package engine
 
 import (
 	"reflect"
-	"regexp"
 	"strings"
 	"time"
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // The only apiVersion and kind of a lab file.
@@ -177,8 +177,7 @@ type Operation struct {
 	// later expressions can use.
 	Record *RecordOp `json:"record,omitempty" yaml:"record,omitempty"`
 
-	pos      Pos
-	compiled *assertions.Compiled
+	pos Pos
 }
 
 // Kind returns the operation's key (apply, kill, wait...), or "" when none is
@@ -206,11 +205,44 @@ func (o *Operation) Pos() Pos { return o.pos }
 
 // Compiled returns the type-checked expression of a wait, assert, error or
 // record operation, compiled at load time; nil for other kinds.
-func (o *Operation) Compiled() *assertions.Compiled { return o.compiled }
+func (o *Operation) Compiled() *assertions.Compiled {
+	if e, ok := o.op().(ops.Expression); ok {
+		return e.Compiled()
+	}
+	return nil
+}
+
+// op is the operation of the first kind set, bound to its body; nil when no
+// kind is set.
+func (o *Operation) op() ops.Operation {
+	p := o.parts()
+	if len(p) == 0 {
+		return nil
+	}
+	return p[0].op()
+}
+
+// ownDuration is how long the operation takes by design: sleep.duration,
+// assert.within or error.for.
+func (o *Operation) ownDuration() time.Duration {
+	if t, ok := o.op().(ops.Timed); ok {
+		return t.OwnDuration()
+	}
+	return 0
+}
 
 type opPart struct {
 	kind string
 	spec any
+}
+
+// op binds the part's body to its kind.
+func (p opPart) op() ops.Operation {
+	k, ok := ops.Lookup(p.kind)
+	if !ok {
+		panic("engine: operation kind " + p.kind + " is not registered in package ops")
+	}
+	return k.Bind(p.spec)
 }
 
 // parts lists the operation fields that are set, in schema order.
@@ -223,20 +255,6 @@ func (o *Operation) parts() []opPart {
 		}
 	}
 	return out
-}
-
-// ownDuration is how long the operation takes by design: sleep.duration,
-// assert.within or error.for.
-func (o *Operation) ownDuration() time.Duration {
-	switch {
-	case o.Sleep != nil:
-		return o.Sleep.Duration.Duration
-	case o.Assert != nil:
-		return o.Assert.Within.Duration
-	case o.Error != nil:
-		return o.Error.For.Duration
-	}
-	return 0
 }
 
 // OperationKinds lists every operation key, in schema order.
@@ -257,218 +275,26 @@ func yamlName(f reflect.StructField) string {
 }
 
 // DefaultTimeout is the timeout of an operation of the given kind that does
-// not set one: 30s for API writes (apply, create, patch, delete, label,
-// taint, untaint, cordon, uncordon) and instant operations (record, sleep
-// beyond its duration), 60s for checks (wait, assert, error), component and
-// node faults (kill, stop, start, restart, pause, resume, nodeDown, nodeUp)
-// and commands (kubectl, script), 2m for drain.
-func DefaultTimeout(kind string) time.Duration {
-	switch kind {
-	case "drain":
-		return 2 * time.Minute
-	case "wait", "assert", "error",
-		"kill", "stop", "start", "restart", "pause", "resume", "partition", "heal", "nodeDown", "nodeUp",
-		"kubectl", "script":
-		return time.Minute
-	default:
-		return 30 * time.Second
-	}
-}
+// not set one, not counting its own duration (sleep.duration, assert.within,
+// error.for): each kind states its own in package ops.
+func DefaultTimeout(kind string) time.Duration { return ops.DefaultTimeout(kind) }
 
-// ManifestOp applies or creates objects, given by exactly one of file and
-// manifest.
-type ManifestOp struct {
-	// File is a YAML file of objects, relative to the lab file.
-	File string `json:"file,omitempty" yaml:"file,omitempty"`
-	// Manifest is inline YAML; several documents are allowed.
-	Manifest string `json:"manifest,omitempty" yaml:"manifest,omitempty"`
-	// Namespace for namespaced objects that do not set one. Default
-	// "default".
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-
-	objects []Object
-}
-
-// Objects returns the objects of the file or manifest, parsed at load time.
-func (m *ManifestOp) Objects() []Object { return m.objects }
-
-// Object is one Kubernetes object of a manifest.
-type Object struct {
-	// Content is the object as decoded from YAML (string keys).
-	Content map[string]any
-	// File is the lab file (inline manifest) or the manifest file.
-	File string
-	// Pos is where the object's document starts in File.
-	Pos Pos
-}
-
-// PatchOp patches one object.
-type PatchOp struct {
-	// Kind of the object, e.g. Deployment.
-	Kind string `json:"kind" yaml:"kind"`
-	// Name of the object.
-	Name string `json:"name" yaml:"name"`
-	// Namespace of the object. Default "default" for namespaced kinds.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// Type of patch: merge, strategic (default) or json.
-	Type string `json:"type,omitempty" yaml:"type,omitempty" jsonschema:"enum=merge,enum=strategic,enum=json,default=strategic"`
-	// Patch is the patch document, in YAML or JSON: a mapping for merge and
-	// strategic patches, a list of operations for json patches.
-	Patch string `json:"patch" yaml:"patch"`
-}
-
-// DeleteOp deletes objects: kind and name, kind and selector, or the objects
-// of a file or manifest.
-type DeleteOp struct {
-	// Kind of the objects, e.g. Pod.
-	Kind string `json:"kind,omitempty" yaml:"kind,omitempty"`
-	// Name of the object.
-	Name string `json:"name,omitempty" yaml:"name,omitempty"`
-	// Namespace of the objects. Default "default" for namespaced kinds.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// Selector is a label selector, e.g. app=web.
-	Selector string `json:"selector,omitempty" yaml:"selector,omitempty"`
-	// File is a YAML file of objects to delete, relative to the lab file.
-	File string `json:"file,omitempty" yaml:"file,omitempty"`
-	// Manifest is inline YAML of objects to delete.
-	Manifest string `json:"manifest,omitempty" yaml:"manifest,omitempty"`
-	// Wait waits until the objects are gone.
-	Wait bool `json:"wait,omitempty" yaml:"wait,omitempty"`
-
-	objects []Object
-}
-
-// Objects returns the objects of the file or manifest, parsed at load time
-// (nil for kind and name or selector).
-func (d *DeleteOp) Objects() []Object { return d.objects }
-
-// WaitOp waits until an expression holds; the operation's timeout bounds
-// the wait.
-type WaitOp struct {
-	// Expr is a boolean expr-lang expression over the cluster and the
-	// recorded bindings.
-	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
-	// Timeout bounds the wait: the same as the operation's timeout, which
-	// it sets (write one or the other). Default 60s.
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
-}
-
-// AssertOp checks that an expression holds.
-type AssertOp struct {
-	// Expr is a boolean expression.
-	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
-	// Within, when set, lets the expression become true within this
-	// duration; otherwise it must hold now: as of the watch-fed view, which
-	// is given up to 1s to catch up with the lab's own latest writes.
-	Within cluster.Duration `json:"within,omitzero" yaml:"within,omitempty"`
-}
-
-// ErrorOp checks that an expression does not hold.
-type ErrorOp struct {
-	// Expr is a boolean expression that must be false.
-	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
-	// For, when set, requires the expression to stay false for this whole
-	// duration; otherwise it must be false now (the view is given up to 1s
-	// to catch up with the lab's own latest writes).
-	For cluster.Duration `json:"for,omitzero" yaml:"for,omitempty"`
-}
-
-// NodeOp names a worker node of the topology.
-type NodeOp struct {
-	// Node is the node's name, e.g. worker-1.
-	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
-}
-
-// DrainOp drains a node.
-type DrainOp struct {
-	// Node is the node's name.
-	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
-	// GracePeriod overrides the pods' termination grace period.
-	GracePeriod cluster.Duration `json:"gracePeriod,omitzero" yaml:"gracePeriod,omitempty"`
-}
-
-// TaintOp adds or replaces a taint on a node.
-type TaintOp struct {
-	// Node is the node's name.
-	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
-	// Key of the taint.
-	Key string `json:"key" yaml:"key" jsonschema:"minLength=1"`
-	// Value of the taint, optional.
-	Value string `json:"value,omitempty" yaml:"value,omitempty"`
-	// Effect: NoSchedule, PreferNoSchedule or NoExecute.
-	Effect string `json:"effect" yaml:"effect" jsonschema:"enum=NoSchedule,enum=PreferNoSchedule,enum=NoExecute"`
-}
-
-// UntaintOp removes a taint from a node.
-type UntaintOp struct {
-	// Node is the node's name.
-	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
-	// Key of the taint.
-	Key string `json:"key" yaml:"key" jsonschema:"minLength=1"`
-	// Effect, when set, removes only the taint with this effect.
-	Effect string `json:"effect,omitempty" yaml:"effect,omitempty" jsonschema:"enum=NoSchedule,enum=PreferNoSchedule,enum=NoExecute"`
-}
-
-// LabelOp sets or removes labels of an object.
-type LabelOp struct {
-	// Kind of the object. Default Node.
-	Kind string `json:"kind,omitempty" yaml:"kind,omitempty" jsonschema:"default=Node"`
-	// Name of the object.
-	Name string `json:"name" yaml:"name" jsonschema:"minLength=1"`
-	// Namespace of the object, for namespaced kinds.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// Labels to set; a null value (key: null, or key: ~) removes the label.
-	// In Go, a nil value means remove.
-	Labels map[string]*string `json:"labels" yaml:"labels"`
-}
-
-// TargetOp names a component to kill, stop, start, restart, pause or
-// resume.
-type TargetOp struct {
-	// Target is a component (etcd-1, kube-apiserver-2, kube-scheduler-1,
-	// kube-controller-manager-2, load-balancer, worker-3) or a role resolved
-	// when the operation runs: etcd-leader, etcd-follower, scheduler-leader,
-	// controller-manager-leader.
-	Target string `json:"target" yaml:"target" jsonschema:"minLength=1"`
-}
-
-// KubectlOp runs kubectl.
-type KubectlOp struct {
-	// Args are kubectl's arguments, without "kubectl".
-	Args []string `json:"args" yaml:"args" jsonschema:"minItems=1"`
-	// ExpectError makes the operation succeed only if kubectl fails.
-	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
-	// Namespace passed as --namespace.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// ExpectOutput is a regular expression the combined output must match
-	// (RE2 syntax), e.g. "410|Gone" or "^no$".
-	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
-
-	expect *regexp.Regexp
-}
-
-// ScriptOp runs a shell command.
-type ScriptOp struct {
-	// Command is run by sh -c.
-	Command string `json:"command" yaml:"command" jsonschema:"minLength=1"`
-	// ExpectError makes the operation succeed only if the command fails.
-	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
-	// ExpectOutput is a regular expression the combined output must match.
-	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
-
-	expect *regexp.Regexp
-}
-
-// SleepOp waits for a fixed duration.
-type SleepOp struct {
-	// Duration to sleep, e.g. 5s.
-	Duration cluster.Duration `json:"duration" yaml:"duration"`
-}
-
-// RecordOp binds the value of an expression to a name.
-type RecordOp struct {
-	// Name of the binding: an identifier that is not a built-in name.
-	Name string `json:"name" yaml:"name" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
-	// Expr is an expression of any type.
-	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
-}
+// The bodies of the operation kinds, defined with their kinds in package ops.
+type (
+	Object    = ops.Object
+	PatchOp   = ops.PatchOp
+	DeleteOp  = ops.DeleteOp
+	WaitOp    = ops.WaitOp
+	AssertOp  = ops.AssertOp
+	ErrorOp   = ops.ErrorOp
+	NodeOp    = ops.NodeOp
+	DrainOp   = ops.DrainOp
+	TaintOp   = ops.TaintOp
+	UntaintOp = ops.UntaintOp
+	LabelOp   = ops.LabelOp
+	TargetOp  = ops.TargetOp
+	KubectlOp = ops.KubectlOp
+	ScriptOp  = ops.ScriptOp
+	SleepOp   = ops.SleepOp
+	RecordOp  = ops.RecordOp
+)

@@ -5,18 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // Pos is a position in a lab file: 1-based line and column.
-type Pos struct {
-	// Line is the 1-based line.
-	Line int `json:"line"`
-	// Column is the 1-based column, in bytes.
-	Column int `json:"column"`
-}
-
-// String renders the position as line:column.
-func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Column) }
+type Pos = ops.Pos
 
 // Problem is one thing wrong with a lab file.
 type Problem struct {

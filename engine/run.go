@@ -13,6 +13,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // NewBackend makes the backend a lab runs on from its topology.
@@ -103,31 +104,7 @@ type OpResult struct {
 // CheckFailure is the error of a wait, assert or error operation that
 // failed: what was expected, what was seen at the last evaluation, and how
 // long it waited.
-type CheckFailure struct {
-	Expr     string
-	Want     string // "to hold", "not to hold"
-	Waited   time.Duration
-	Observed []assertions.Observation
-	Cause    error // evaluation error or ctx error, if any
-}
-
-func (f *CheckFailure) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "expected %s %s", f.Expr, f.Want)
-	if f.Waited > 0 {
-		fmt.Fprintf(&b, " (waited %s)", f.Waited.Round(10*time.Millisecond))
-	}
-	if f.Cause != nil {
-		fmt.Fprintf(&b, ": %v", f.Cause)
-	}
-	if len(f.Observed) > 0 {
-		b.WriteString("\nobserved at the last evaluation:\n")
-		b.WriteString(strings.TrimRight(assertions.String(f.Observed), "\n"))
-	}
-	return b.String()
-}
-
-func (f *CheckFailure) Unwrap() error { return f.Cause }
+type CheckFailure = ops.CheckFailure
 
 // run is the state of one lab run.
 type run struct {
@@ -296,16 +273,10 @@ func opTimeout(op *Operation) time.Duration {
 	if d := op.Timeout.Duration; d > 0 {
 		return d
 	}
-	d := DefaultTimeout(op.Kind())
-	switch {
-	case op.Sleep != nil:
-		d += op.Sleep.Duration.Duration
-	case op.Assert != nil:
-		d += op.Assert.Within.Duration
-	case op.Error != nil:
-		d += op.Error.For.Duration
+	if o := op.op(); o != nil {
+		return o.DefaultTimeout() + op.ownDuration()
 	}
-	return d
+	return DefaultTimeout(op.Kind())
 }
 
 func (x *run) progress(step, format string, args ...any) {

@@ -66,7 +66,7 @@ func (s *Session) Background(ctx context.Context, op *Operation) (stop func() Op
 	done := make(chan error, 1)
 	start := time.Now()
 	s.x.progress(step, "%s", r.Summary)
-	go func() { done <- bx.refute(ctx, op.Compiled(), op.Error.For.Duration) }()
+	go func() { _, err := bx.exec(ctx, op); done <- err }()
 	return func() OpResult {
 		cancel(errStopped)
 		err := <-done

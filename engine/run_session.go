@@ -123,13 +123,14 @@ func (s *Session) Exec(ctx context.Context, op *Operation) OpResult {
 	return r
 }
 
-// Eval evaluates an expression of any type now (for showing values).
+// Eval evaluates an expression of any type now (for showing values); the
+// view bounds its own slow lookups (the Raft table, apiserver health).
 func (s *Session) Eval(src string) (any, error) {
 	c, err := assertions.Compile(src, s.types, false)
 	if err != nil {
 		return nil, err
 	}
-	return assertions.Eval(c, s.x.live, s.x.bindings)
+	return assertions.Eval(context.Background(), c, s.x.live, s.x.bindings)
 }
 
 // Timeline is what happened so far.

@@ -107,7 +107,9 @@ func (t *timeline) watch(ctx context.Context, c *cluster.Cluster, live *assertio
 			if svc == "" || svc == "kubernetes" {
 				return
 			}
-			n := len(readyIPs(live.Endpoints(s.Namespace, svc)))
+			// A cache read: the timeline records what it has.
+			eps, _ := live.Endpoints(ctx, s.Namespace, svc)
+			n := len(readyIPs(eps))
 			mu.Lock()
 			prev, seen := peak[svc]
 			if n > prev {

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"regexp"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/engine/ops"
+)
+
+// opChecker is the checker as one operation's Validate sees it: scoped to
+// the operation's body at base, e.g. spec.steps[0].try[1].kill.
+type opChecker struct {
+	c    *checker
+	op   *Operation
+	base string
+}
+
+var _ ops.Checker = (*opChecker)(nil)
+
+func (o *opChecker) path(field string) string {
+	if field == "" {
+		return o.base
+	}
+	return joinPath(o.base, field)
+}
+
+func (o *opChecker) Errorf(field, format string, args ...any) {
+	o.c.errorAt(o.path(field), format, args...)
+}
+
+func (o *opChecker) Suggest(name string, candidates []string) string {
+	return suggest(name, candidates)
+}
+
+func (o *opChecker) Node(name, field string)   { o.c.node(name, o.path(field)) }
+func (o *opChecker) Target(name, field string) { o.c.target(name, o.path(field)) }
+
+func (o *opChecker) Regexp(src, field string) *regexp.Regexp {
+	return o.c.regexp(src, o.path(field))
+}
+
+func (o *opChecker) Expr(src, field string, asBool bool) *assertions.Compiled {
+	return o.c.expr(src, o.path(field), asBool)
+}
+
+func (o *opChecker) Bind(name string, comp *assertions.Compiled, field string) {
+	o.c.bind(name, comp, o.path(field))
+}
+
+func (o *opChecker) Objects(file, manifest, field string) []ops.Object {
+	return o.c.objects(file, manifest, o.path(field))
+}
+
+func (o *opChecker) Scalar(field string) (string, bool) {
+	n := o.c.nodes[o.path(field)]
+	if n == nil || isNull(n) || n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (o *opChecker) YAML(src, field, what string) *yaml.Node {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		line, msg := yamlError(err)
+		o.Errorf(field, "invalid %s: %s (line %d of the %s)", what, msg, line, what)
+		return nil
+	}
+	return &doc
+}
+
+func (o *opChecker) Describe(n *yaml.Node) string { return describeNode(n) }
+
+func (o *opChecker) Timeout() time.Duration { return o.op.Timeout.Duration }

@@ -1,0 +1,61 @@
+package engine
+
+// apply and create are the two kinds defined here rather than in package
+// ops: exercise grading builds a ManifestOp from objects it parsed itself
+// (the unexported objects field), so the type stays in this package.
+
+import (
+	"context"
+	"time"
+
+	"kubelab.dev/kubelab/engine/ops"
+)
+
+func init() {
+	const example = "manifest: |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n"
+	ops.Register("apply", example, func(m *ManifestOp) ops.Operation { return manifestOp{m, false} })
+	ops.Register("create", example, func(m *ManifestOp) ops.Operation { return manifestOp{m, true} })
+}
+
+// ManifestOp applies or creates objects, given by exactly one of file and
+// manifest.
+type ManifestOp struct {
+	// File is a YAML file of objects, relative to the lab file.
+	File string `json:"file,omitempty" yaml:"file,omitempty"`
+	// Manifest is inline YAML; several documents are allowed.
+	Manifest string `json:"manifest,omitempty" yaml:"manifest,omitempty"`
+	// Namespace for namespaced objects that do not set one. Default
+	// "default".
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+
+	objects []Object
+}
+
+// Objects returns the objects of the file or manifest, parsed at load time.
+func (m *ManifestOp) Objects() []Object { return m.objects }
+
+// manifestOp server-side-applies the objects (apply) or creates them,
+// failing if one exists (create).
+type manifestOp struct {
+	m      *ManifestOp
+	create bool
+}
+
+func (o manifestOp) verb() string {
+	if o.create {
+		return "create"
+	}
+	return "apply"
+}
+
+func (o manifestOp) Summary() string {
+	return o.verb() + " " + ops.ManifestSummary(o.m.File, o.m.Objects())
+}
+
+func (o manifestOp) DefaultTimeout() time.Duration { return 30 * time.Second }
+
+func (o manifestOp) Validate(c ops.Checker) { o.m.objects = c.Objects(o.m.File, o.m.Manifest, "") }
+
+func (o manifestOp) Exec(ctx context.Context, env ops.Env) (string, error) {
+	return ops.ApplyObjects(ctx, env, o.m.Objects(), o.m.Namespace, o.create)
+}

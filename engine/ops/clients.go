@@ -1,0 +1,111 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+const fieldManager = "kubelab"
+
+// Clients are the API clients operations use.
+type Clients struct {
+	// Clientset is the typed client.
+	Clientset kubernetes.Interface
+	dyn       dynamic.Interface
+	mapper    *restmapper.DeferredDiscoveryRESTMapper
+}
+
+// NewClients makes the clients of a cluster.
+func NewClients(c *cluster.Cluster) (*Clients, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := c.Client()
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Clientset: cs, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+}
+
+// resource finds the REST resource of an object kind ("Deployment", or
+// "apps/v1" + "Deployment" when apiVersion is known).
+func (a *Clients) resource(apiVersion, kind, namespace string) (dynamic.ResourceInterface, error) {
+	var gk schema.GroupKind
+	var versions []string
+	if apiVersion != "" {
+		gv, err := schema.ParseGroupVersion(apiVersion)
+		if err != nil {
+			return nil, err
+		}
+		gk, versions = gv.WithKind(kind).GroupKind(), []string{gv.Version}
+	} else {
+		gk = schema.ParseGroupKind(kind)
+		if gk.Group == "" {
+			// A bare kind ("Deployment"): find its group as kubectl does.
+			if gvr, err := a.mapper.ResourceFor(schema.GroupVersionResource{Resource: strings.ToLower(kind)}); err == nil {
+				if gvk, err := a.mapper.KindFor(gvr); err == nil {
+					gk = gvk.GroupKind()
+				}
+			}
+		}
+	}
+	m, err := a.mapper.RESTMapping(gk, versions...)
+	if err != nil {
+		a.mapper.Reset() // a CRD may have just been created
+		if m, err = a.mapper.RESTMapping(gk, versions...); err != nil {
+			return nil, fmt.Errorf("find resource for kind %q: %w", kind, err)
+		}
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if namespace == "" {
+			namespace = "default"
+		}
+		return a.dyn.Resource(m.Resource).Namespace(namespace), nil
+	}
+	return a.dyn.Resource(m.Resource), nil
+}
+
+// updateNode reads, changes and writes a node, retrying on conflicts.
+func updateNode(ctx context.Context, env Env, name string, change func(*corev1.Node)) error {
+	a, err := env.Clients()
+	if err != nil {
+		return err
+	}
+	for {
+		n, err := a.Clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("get node %s: %w", name, err)
+		}
+		change(n)
+		_, err = a.Clientset.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: fieldManager})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			return fmt.Errorf("update node %s: %w", name, err)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+func init() {
+	for _, f := range []struct {
+		kind   string
+		action cluster.Action
+	}{
+		{"kill", cluster.Kill}, {"stop", cluster.Stop}, {"start", cluster.Start}, {"restart", cluster.Restart},
+		{"pause", cluster.Pause}, {"resume", cluster.Resume}, {"partition", cluster.Partition}, {"heal", cluster.Heal},
+	} {
+		Register(f.kind, "{target: etcd-leader}", func(t *TargetOp) Operation {
+			return fault{&t.Target, f.kind, f.action, t.Validate}
+		})
+	}
+	Register("nodeDown", "{node: worker-1}", func(n *NodeOp) Operation {
+		return fault{&n.Node, "node down", cluster.Kill, n.Validate}
+	})
+	Register("nodeUp", "{node: worker-1}", func(n *NodeOp) Operation {
+		return fault{&n.Node, "node up", cluster.Start, n.Validate}
+	})
+}
+
+// TargetOp names a component to kill, stop, start, restart, pause or
+// resume.
+type TargetOp struct {
+	// Target is a component (etcd-1, kube-apiserver-2, kube-scheduler-1,
+	// kube-controller-manager-2, load-balancer, worker-3) or a role resolved
+	// when the operation runs: etcd-leader, etcd-follower, scheduler-leader,
+	// controller-manager-leader.
+	Target string `json:"target" yaml:"target" jsonschema:"minLength=1"`
+}
+
+// Validate checks the target names a component or a role.
+func (t *TargetOp) Validate(c Checker) { c.Target(t.Target, "target") }
+
+// fault applies a fault or repair to a component (or node) resolved when
+// it runs.
+type fault struct {
+	target   *string // the body's target or node
+	verb     string  // "kill", "node down"...
+	action   cluster.Action
+	validate func(Checker)
+}
+
+func (f fault) Summary() string               { return f.verb + " " + *f.target }
+func (f fault) DefaultTimeout() time.Duration { return slowTimeout }
+func (f fault) Validate(c Checker)            { f.validate(c) }
+
+func (f fault) Exec(ctx context.Context, env Env) (string, error) {
+	c, target := env.Cluster(), *f.target
+	name, err := c.Resolve(ctx, target)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", f.action, target, err)
+	}
+	subject := name
+	if name != target {
+		subject = target + "=" + name
+	}
+	env.Fault(f.action, subject)
+	if err := c.Act(ctx, name, f.action); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s %s", f.action, subject), nil
+}

@@ -1,0 +1,90 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	yamlv3 "gopkg.in/yaml.v3"
+)
+
+func init() {
+	Register("patch", "{kind: Deployment, name: web, patch: '{spec: {replicas: 2}}'}", func(p *PatchOp) Operation { return p })
+}
+
+// PatchOp patches one object.
+type PatchOp struct {
+	// Kind of the object, e.g. Deployment.
+	Kind string `json:"kind" yaml:"kind"`
+	// Name of the object.
+	Name string `json:"name" yaml:"name"`
+	// Namespace of the object. Default "default" for namespaced kinds.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// Type of patch: merge, strategic (default) or json.
+	Type string `json:"type,omitempty" yaml:"type,omitempty" jsonschema:"enum=merge,enum=strategic,enum=json,default=strategic"`
+	// Patch is the patch document, in YAML or JSON: a mapping for merge and
+	// strategic patches, a list of operations for json patches.
+	Patch string `json:"patch" yaml:"patch"`
+}
+
+// Summary names the object.
+func (p *PatchOp) Summary() string { return fmt.Sprintf("patch %s/%s", p.Kind, p.Name) }
+
+// DefaultTimeout is that of an API write.
+func (p *PatchOp) DefaultTimeout() time.Duration { return writeTimeout }
+
+// Validate defaults the type and checks the patch document's shape.
+func (p *PatchOp) Validate(c Checker) {
+	names := []string{"merge", "strategic", "json"}
+	switch p.Type {
+	case "":
+		p.Type = "strategic"
+	case "merge", "strategic", "json":
+	default:
+		c.Errorf("type", "invalid patch type %q: want merge, strategic or json%s", p.Type, c.Suggest(p.Type, names))
+		return
+	}
+	if p.Patch == "" {
+		return
+	}
+	doc := c.YAML(p.Patch, "patch", "patch")
+	if doc == nil {
+		return
+	}
+	expected, kind := "a mapping", yamlv3.MappingNode
+	if p.Type == "json" {
+		expected, kind = "a list of operations", yamlv3.SequenceNode
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != kind {
+		found := "nothing"
+		if len(doc.Content) > 0 {
+			found = c.Describe(doc.Content[0])
+		}
+		c.Errorf("patch", "a %s patch must be %s, found %s", p.Type, expected, found)
+	}
+}
+
+// Exec patches the object.
+func (p *PatchOp) Exec(ctx context.Context, env Env) (string, error) {
+	a, err := env.Clients()
+	if err != nil {
+		return "", err
+	}
+	ri, err := a.resource("", p.Kind, p.Namespace)
+	if err != nil {
+		return "", err
+	}
+	body, err := yaml.YAMLToJSON([]byte(p.Patch))
+	if err != nil {
+		return "", fmt.Errorf("patch body: %w", err)
+	}
+	pt := map[string]types.PatchType{"merge": types.MergePatchType, "json": types.JSONPatchType, "strategic": types.StrategicMergePatchType, "": types.StrategicMergePatchType}[p.Type]
+	if _, err := ri.Patch(ctx, p.Name, pt, body, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+		return "", fmt.Errorf("patch %s/%s: %w", p.Kind, p.Name, err)
+	}
+	return "", nil
+}
