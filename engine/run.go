@@ -70,7 +70,10 @@ type Result struct {
 	// Hooks are the catch, finally and cleanup operations that ran.
 	Hooks    []OpResult      `json:"hooks,omitempty"`
 	Timeline []TimelineEvent `json:"timeline"`
-	Recovery []Recovery      `json:"recovery,omitempty"`
+	// Traces are the chains of writes, from the audit logs, behind each
+	// Deployment the lab created.
+	Traces   []DeploymentTrace `json:"traces,omitempty"`
+	Recovery []Recovery        `json:"recovery,omitempty"`
 	// Kubeconfig of a cluster kept after failure.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 }
@@ -179,6 +182,7 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	x.runSteps(ctx)
 	stopWatch()
 	res.Timeline = x.tl.events()
+	res.Traces = traces(ctx, live, res.Timeline)
 	res.Recovery = recoveries(res.Timeline)
 	res.Duration = time.Since(res.Started)
 	keep = res.Status != Passed && r.KeepOnFailure

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,12 +17,14 @@ import (
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/report"
 )
 
 type runFlags struct {
 	backend  string
 	junit    string
 	json     string
+	html     string
 	keep     bool
 	timeline bool
 }
@@ -64,6 +67,7 @@ cluster gets that name, and several labs' clusters get it as a prefix.`,
 	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the cluster runs: embedded or docker")
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fl.StringVar(&f.json, "json", "", "write a JSON report to this file")
+	fl.StringVar(&f.html, "html", "", "write a self-contained HTML report (steps, timeline swimlanes, apply trace) to this file")
 	fl.BoolVar(&f.keep, "keep-on-failure", false, "leave a failed lab's cluster up for inspection")
 	fl.BoolVar(&f.timeline, "timeline", false, "print every lab's timeline, not only failed ones")
 	return cmd
@@ -93,7 +97,7 @@ func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r
 		}
 	}
 	engine.WriteSummary(g.streams.Out, results)
-	if err := writeReports(f.junit, f.json, results); err != nil {
+	if err := writeReports(f.junit, f.json, f.html, results); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -148,11 +152,45 @@ func quietWhenInterrupted(ctx context.Context, g *globals, p func(engine.Progres
 	}
 }
 
-func writeReports(junit, jsonPath string, results []*engine.Result) error {
+func writeReports(junit, jsonPath, htmlPath string, results []*engine.Result) error {
 	return errors.Join(
 		writeFile(junit, func(w io.Writer) error { return engine.WriteJUnit(w, results) }),
 		writeFile(jsonPath, func(w io.Writer) error { return engine.WriteJSON(w, results) }),
+		// The HTML report is drawn from the JSON report, as `kubelab
+		// report` draws it from a file.
+		writeFile(htmlPath, func(w io.Writer) error {
+			var js bytes.Buffer
+			if err := engine.WriteJSON(&js, results); err != nil {
+				return err
+			}
+			return report.HTML(w, js.Bytes())
+		}),
 	)
+}
+
+func newReportCommand(g *globals) *cobra.Command {
+	var html string
+	cmd := &cobra.Command{
+		Use:     "report REPORT.json --html OUT.html",
+		Short:   "Draw a JSON report of kubelab run as a self-contained HTML page",
+		Example: "  kubelab run labs/ --json report.json\n  kubelab report report.json --html report.html",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if html == "" {
+				return invalidf("report: --html OUT.html is required")
+			}
+			b, err := os.ReadFile(args[0])
+			if err != nil {
+				return invalid(err)
+			}
+			if _, err := report.Parse(b); err != nil {
+				return invalid(fmt.Errorf("%s: %w", args[0], err))
+			}
+			return writeFile(html, func(w io.Writer) error { return report.HTML(w, b) })
+		},
+	}
+	cmd.Flags().StringVar(&html, "html", "", "write the HTML page to this file")
+	return cmd
 }
 
 // loadLabs loads every file (directories: every *.yaml inside) and reports

@@ -1,0 +1,198 @@
+package report
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+)
+
+//go:embed html.tmpl
+var files embed.FS
+
+var page = template.Must(template.New("html.tmpl").Funcs(template.FuncMap{
+	"secs":  func(s float64) string { return fmt.Sprintf("%.2fs", s) },
+	"lower": strings.ToLower,
+}).ParseFS(files, "html.tmpl"))
+
+// SVG primitives, laid out in Go and written by the template.
+type (
+	rect struct {
+		X, Y, W, H         float64
+		Class, Title, Text string
+	}
+	line struct {
+		X1, Y1, X2, Y2 float64
+		Class, Title   string
+	}
+	text struct {
+		X, Y                float64
+		Class, Text, Anchor string
+	}
+	svg struct {
+		W, H  float64
+		Rects []rect
+		Lines []line
+		Texts []text
+		Paths []string
+	}
+)
+
+type labView struct {
+	Lab
+	Timeline svg
+	Lanes    int
+	Markers  int
+	Traces   []traceView
+}
+
+type traceView struct {
+	Deployment string
+	Hops       int
+	SVG        svg
+}
+
+// HTML writes the report of every lab in a JSON report as one page.
+func HTML(w io.Writer, jsonReport []byte) error {
+	labs, err := Parse(jsonReport)
+	if err != nil {
+		return err
+	}
+	var views []labView
+	for _, l := range labs {
+		pic := Timeline(l)
+		v := labView{Lab: l, Timeline: drawTimeline(pic), Lanes: len(pic.Lanes), Markers: len(pic.Markers)}
+		for _, t := range l.Traces {
+			v.Traces = append(v.Traces, traceView{Deployment: t.Deployment, Hops: len(t.Hops), SVG: drawTrace(t)})
+		}
+		views = append(views, v)
+	}
+	if err := page.Execute(w, views); err != nil {
+		return fmt.Errorf("render HTML report: %w", err)
+	}
+	return nil
+}
+
+const (
+	labelW = 190.0
+	plotW  = 860.0
+	laneH  = 20.0
+	laneG  = 6.0
+	top    = 34.0
+)
+
+func drawTimeline(p Picture) svg {
+	x := func(t float64) float64 { return labelW + t/p.End*plotW }
+	s := svg{W: labelW + plotW + 20}
+	y := top
+	group := ""
+	for _, l := range p.Lanes {
+		if l.Group != group && group != "" {
+			y += laneG
+		}
+		group = l.Group
+		s.Texts = append(s.Texts, text{X: labelW - 8, Y: y + laneH*0.7, Class: "lane-label", Text: l.Name, Anchor: "end"})
+		s.Rects = append(s.Rects, rect{X: labelW, Y: y, W: plotW, H: laneH, Class: "lane " + l.Group})
+		for _, g := range l.Segs {
+			r := rect{X: x(g.At), Y: y + 2, W: math.Max(g.Len/p.End*plotW, 1), H: laneH - 4, Class: "seg " + g.Class,
+				Title: fmt.Sprintf("%s: %s from %.2fs for %.2fs", l.Name, g.Label, g.At, g.Len)}
+			if r.W > 7*float64(len(g.Label)) {
+				r.Text = g.Label
+			}
+			s.Rects = append(s.Rects, r)
+		}
+		if len(l.Points) > 0 {
+			var d strings.Builder
+			scale := (laneH - 4) / math.Max(float64(l.Max), 1)
+			for i, pt := range l.Points {
+				px, py := x(pt[0]), y+laneH-2-pt[1]*scale
+				if i == 0 {
+					fmt.Fprintf(&d, "M%.1f,%.1f", px, py)
+				} else {
+					fmt.Fprintf(&d, " H%.1f V%.1f", px, py)
+				}
+			}
+			s.Paths = append(s.Paths, d.String())
+			s.Texts = append(s.Texts, text{X: labelW + plotW + 4, Y: y + laneH*0.7, Class: "count", Text: fmt.Sprint(l.Max)})
+		}
+		y += laneH + 2
+	}
+	lanesEnd := y
+	step := niceStep(p.End)
+	for t := 0.0; t <= p.End+1e-9; t += step {
+		s.Lines = append(s.Lines, line{X1: x(t), Y1: lanesEnd, X2: x(t), Y2: lanesEnd + 4, Class: "tick"})
+		s.Texts = append(s.Texts, text{X: x(t), Y: lanesEnd + 16, Class: "tick-label", Text: fmt.Sprintf("%gs", math.Round(t*1000)/1000), Anchor: "middle"})
+	}
+	y = lanesEnd + 22
+	for _, sp := range p.Spans {
+		s.Rects = append(s.Rects, rect{X: x(sp.At), Y: y, W: math.Max(sp.Len/p.End*plotW, 2), H: 12, Class: "recovery", Title: sp.Label})
+		s.Texts = append(s.Texts, text{X: labelW - 8, Y: y + 10, Class: "lane-label", Text: "recovery", Anchor: "end"},
+			text{X: x(sp.At) + 4, Y: y + 10, Class: "recovery-label", Text: sp.Label})
+		y += 16
+	}
+	for _, m := range p.Markers {
+		s.Lines = append(s.Lines, line{X1: x(m.At), Y1: top - 6, X2: x(m.At), Y2: lanesEnd, Class: "marker", Title: fmt.Sprintf("%.2fs %s", m.At, m.Label)})
+		t := text{X: x(m.At) + 3, Y: top - 8, Class: "marker-label", Text: m.Label}
+		if x(m.At) > labelW+plotW*0.7 {
+			t.X, t.Anchor = x(m.At)-3, "end"
+		}
+		s.Texts = append(s.Texts, t)
+	}
+	s.H = y + 8
+	return s
+}
+
+func niceStep(end float64) float64 {
+	raw := end / 8
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if raw <= m*mag {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// Sequence-diagram columns of the apply-to-Running trace.
+var columns = []string{"user (kubectl)", "kube-apiserver", "etcd", "controllers", "kube-scheduler", "kubelet / node", "EndpointSlice"}
+
+func column(actor string) int {
+	switch {
+	case strings.HasSuffix(actor, ":endpointslice-controller"):
+		return 6
+	case strings.HasPrefix(actor, "system:serviceaccount:kube-system:"):
+		return 3
+	case actor == "system:kube-scheduler":
+		return 4
+	case actor == "kubelab:kwok" || strings.HasPrefix(actor, "system:node:"):
+		return 5
+	}
+	return 0
+}
+
+func drawTrace(t Trace) svg {
+	const colW, head, rowH = 150.0, 40.0, 30.0
+	cx := func(i int) float64 { return 80 + float64(i)*colW }
+	s := svg{W: cx(len(columns)-1) + 100, H: head + rowH*float64(len(t.Hops)) + 30}
+	for i, c := range columns {
+		s.Rects = append(s.Rects, rect{X: cx(i) - 65, Y: 4, W: 130, H: 24, Class: "actor"})
+		s.Texts = append(s.Texts, text{X: cx(i), Y: 21, Class: "actor-label", Text: c, Anchor: "middle"})
+		s.Lines = append(s.Lines, line{X1: cx(i), Y1: 28, X2: cx(i), Y2: s.H - 4, Class: "lifeline"})
+	}
+	for i, h := range t.Hops {
+		y := head + rowH*float64(i) + 14
+		from, api, etcd := cx(column(h.Actor)), cx(1), cx(2)
+		title := fmt.Sprintf("+%.3fs %s %s %s (%.1f ms)", h.After, h.Actor, h.Verb, h.Object, h.Latency*1000)
+		s.Lines = append(s.Lines, line{X1: from, Y1: y, X2: api, Y2: y, Class: "hop " + h.Kind, Title: title})
+		s.Lines = append(s.Lines, line{X1: api, Y1: y + 4, X2: etcd, Y2: y + 4, Class: "store", Title: "stored in etcd"})
+		lx := math.Max(from, api) + 6
+		anchor := "start"
+		if from > api {
+			lx, anchor = math.Min(from, api)+colW/2, "middle"
+		}
+		s.Texts = append(s.Texts, text{X: lx, Y: y - 4, Class: "hop-label", Text: fmt.Sprintf("+%.3fs %s %s", h.After, h.Verb, h.Object), Anchor: anchor})
+	}
+	return s
+}

@@ -1,0 +1,106 @@
+// Package report renders kubelab's JSON report of a run as one
+// self-contained HTML page: the steps with their status and duration, the
+// failures with expected and observed values, the timeline drawn as SVG
+// swimlanes (etcd members, leader leases, nodes, pods, faults, recovery
+// times) and the apply-to-Running trace as a sequence diagram. It reads
+// the JSON report only, so `kubelab run --html` and `kubelab report
+// x.json --html` draw the same page. No script, style sheet or font is
+// fetched: everything is inline.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The JSON report, as engine.WriteJSON writes it (durations in seconds).
+type (
+	jsonReport struct {
+		Results []Lab `json:"results"`
+	}
+
+	// Lab is one lab's result.
+	Lab struct {
+		Lab          string     `json:"lab"`
+		Title        string     `json:"title"`
+		File         string     `json:"file"`
+		Status       string     `json:"status"`
+		Error        string     `json:"error"`
+		Duration     float64    `json:"duration"`
+		BootDuration float64    `json:"bootDuration"`
+		Steps        []Step     `json:"steps"`
+		Hooks        []Op       `json:"hooks"`
+		Timeline     []Event    `json:"timeline"`
+		Recovery     []Recovery `json:"recovery"`
+		Traces       []Trace    `json:"traces"`
+	}
+
+	// Step is one step's result.
+	Step struct {
+		Name     string  `json:"name"`
+		Status   string  `json:"status"`
+		Duration float64 `json:"duration"`
+		Error    string  `json:"error"`
+		Ops      []Op    `json:"operations"`
+	}
+
+	// Op is one operation's result.
+	Op struct {
+		Kind     string        `json:"kind"`
+		Line     int           `json:"line"`
+		Summary  string        `json:"summary"`
+		Status   string        `json:"status"`
+		Duration float64       `json:"duration"`
+		Error    string        `json:"error"`
+		Observed []Observation `json:"observed"`
+		Output   string        `json:"output"`
+	}
+
+	// Observation is a sub-expression's value when a check failed.
+	Observation struct {
+		Expr  string `json:"expr"`
+		Value string `json:"value"`
+	}
+
+	// Event is one timeline event.
+	Event struct {
+		At      float64 `json:"at"`
+		Kind    string  `json:"kind"`
+		Subject string  `json:"subject"`
+		Detail  string  `json:"detail"`
+	}
+
+	// Recovery pairs a fault with the recovery it caused.
+	Recovery struct {
+		Fault    string  `json:"fault"`
+		Event    string  `json:"event"`
+		After    float64 `json:"after"`
+		FaultAt  float64 `json:"faultAt"`
+		Describe string  `json:"describe"`
+	}
+
+	// Trace is the chain of writes behind a Deployment.
+	Trace struct {
+		Deployment string `json:"deployment"`
+		Hops       []Hop  `json:"hops"`
+	}
+
+	// Hop is one write of a trace.
+	Hop struct {
+		Kind    string  `json:"kind"`
+		Actor   string  `json:"actor"`
+		Verb    string  `json:"verb"`
+		Object  string  `json:"object"`
+		After   float64 `json:"after"`
+		Latency float64 `json:"latency"`
+	}
+)
+
+// Parse reads a JSON report.
+func Parse(b []byte) ([]Lab, error) {
+	var r jsonReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("read JSON report: %w", err)
+	}
+	return r.Results, nil
+}
