@@ -1,3 +1,4 @@
+@admission
 Feature: Admission: validation and policies
   Question: Where in the apiserver's request pipeline are objects checked,
   and how would you enforce "no Deployment may have more than 5 replicas"

@@ -1,3 +1,4 @@
+@apiserver-down
 Feature: What happens when the apiserver dies
   Question: The only kube-apiserver of a cluster crashes. What keeps
   working, what stops, and what happens when it comes back?

@@ -1,3 +1,4 @@
+@apiserver-down
 Feature: HA apiservers behind a load balancer
   Question: Your control plane runs several kube-apiservers behind a load
   balancer. One of them dies. What do clients notice, and why should that

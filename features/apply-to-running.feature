@@ -1,3 +1,4 @@
+@apply-to-running
 Feature: kubectl apply to a Running Pod, hop by hop
   Question: You run `kubectl apply -f web.yaml` for a Deployment of 3
   replicas behind a Service. Walk through everything that happens until the

@@ -1,3 +1,4 @@
+@reconciliation
 Feature: Controllers are level-triggered
   Question: Every kube-controller-manager is down for a while, and meanwhile
   someone scales a Deployment from 3 to 5 replicas. What happens during the

@@ -1,3 +1,4 @@
+@pdb-drain
 Feature: Cordon and drain with a PodDisruptionBudget
   Question: You must take a node down for maintenance. How do you move its
   Pods off safely, and how does a PodDisruptionBudget protect the

@@ -33,6 +33,9 @@ type Drill struct {
 	ModelAnswer string
 	// Scenarios are the feature's scenarios, in file order.
 	Scenarios []ScenarioDoc
+	// Topics are the course topics the drill practises: its Feature's
+	// tags, without the @ (see package curriculum).
+	Topics []string
 }
 
 // ScenarioDoc is a scenario's name and description.
@@ -103,6 +106,9 @@ func loadDrill(path string) (*Drill, error) {
 	}
 	var errs []error
 	d := &Drill{Path: path, Title: doc.Feature.Name}
+	for _, t := range doc.Feature.Tags {
+		d.Topics = append(d.Topics, strings.TrimPrefix(t.Name, "@"))
+	}
 	d.Question, d.ModelAnswer, err = splitDescription(doc.Feature.Description)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("%s:%d: %w", path, doc.Feature.Location.Line, err))

@@ -1,3 +1,4 @@
+@etcd-raft
 Feature: etcd leader failover
   Question: etcd runs as a 3-member Raft cluster. What happens when the
   leader dies, how long until writes work again, and what happens when the

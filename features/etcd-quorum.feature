@@ -1,3 +1,4 @@
+@etcd-raft
 Feature: etcd quorum lost and regained
   Question: Two of the three etcd members die at once. What happens to the
   cluster, and is anything lost when they come back?

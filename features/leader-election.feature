@@ -1,3 +1,4 @@
+@leader-election
 Feature: Scheduler and controller-manager leader election
   Question: You run two kube-schedulers and two kube-controller-managers for
   high availability. How do they avoid acting twice, and what happens when

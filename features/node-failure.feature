@@ -1,3 +1,4 @@
+@node-failure
 Feature: A node dies
   Question: A worker node loses power. What does Kubernetes do, after how
   long, and what happens to the Pods that were running on it?

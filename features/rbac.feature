@@ -1,3 +1,4 @@
+@rbac
 Feature: RBAC: who may do what
   Question: A ServiceAccount must be able to read Pods in its namespace but
   not delete them. How do you grant that, and how do you check it?

@@ -1,3 +1,4 @@
+@taints
 Feature: Taints: NoSchedule, PreferNoSchedule and NoExecute
   Question: What is the difference between the taint effects NoSchedule,
   PreferNoSchedule and NoExecute? What happens to Pods already running on

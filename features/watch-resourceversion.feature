@@ -1,3 +1,4 @@
+@watch
 Feature: Watches, resourceVersion and 410 Gone
   Question: How do controllers learn about changes without polling the
   apiserver? What is a resourceVersion, and what does a watch that fails

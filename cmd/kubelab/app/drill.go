@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -44,10 +45,13 @@ actually did (leaders, faults, pod and node changes, recovery times) next
 to your answer and the model answer.
 
 There is no prompt with --no-prompt or when stdin is not a terminal.`,
-		Example: `  kubelab drill features/etcd-leader.feature
+		Example: `  kubelab drill list                 # every question (also: kubelab drill)
+  kubelab drill features/etcd-leader.feature
   kubelab drill features/ --no-prompt --reports out/`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || (len(args) == 1 && args[0] == "list") {
+				return listDrills(g)
+			}
 			return drill(cmd.Context(), g, f, args)
 		},
 	}
@@ -56,6 +60,24 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 	fl.BoolVar(&f.keep, "keep-on-failure", os.Getenv("KUBELAB_KEEP") == "1", "leave a failed scenario's cluster up for inspection ($KUBELAB_KEEP=1)")
 	fl.StringVar(&f.reports, "reports", "", "write cucumber JSON and JUnit XML reports of each feature to this directory")
 	return cmd
+}
+
+// listDrills prints every drill of features/: file, topics, question.
+func listDrills(g *globals) error {
+	drills, err := features.Load("features")
+	if err != nil {
+		return invalid(err)
+	}
+	w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "FEATURE\tTOPICS\tQUESTION")
+	for _, d := range drills {
+		q := strings.Join(strings.Fields(d.Question), " ")
+		if len(q) > 110 {
+			q = q[:107] + "..."
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", d.Path, strings.Join(d.Topics, ","), q)
+	}
+	return w.Flush()
 }
 
 func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error {

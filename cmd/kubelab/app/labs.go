@@ -16,7 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/curriculum"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/features"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -256,11 +258,15 @@ func newValidateCommand(g *globals) *cobra.Command {
 }
 
 func newListCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var topics bool
+	cmd := &cobra.Command{
 		Use:   "list [DIR]",
-		Short: "List labs: name, title, topics, estimated duration",
+		Short: "List labs: name, title, topics, estimated duration (--topics: the course's topics and what practises each)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if topics {
+				return listTopics(g)
+			}
 			dir := "labs"
 			if len(args) == 1 {
 				dir = args[0]
@@ -281,4 +287,46 @@ func newListCommand(g *globals) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&topics, "topics", false, "list the 21 topics of the course with the labs, drills and exercises of each (from labs/, features/, exercises/)")
+	return cmd
+}
+
+// listTopics prints the curriculum index of the checkout's labs/, labs/docker/,
+// features/ and exercises/.
+func listTopics(g *globals) error {
+	var ms []curriculum.Material
+	labs, err := loadLabs([]string{"labs"})
+	if err != nil {
+		return err
+	}
+	if more, err := filepath.Glob("labs/docker/*.yaml"); err == nil && len(more) > 0 {
+		ls, err := loadLabs(more)
+		if err != nil {
+			return err
+		}
+		labs = append(labs, ls...)
+	}
+	for _, l := range labs {
+		ms = append(ms, curriculum.Material{Kind: "lab", Path: l.File(), Topics: l.Metadata.Topics})
+	}
+	drills, err := features.Load("features")
+	if err != nil {
+		return invalid(err)
+	}
+	for _, d := range drills {
+		ms = append(ms, curriculum.Material{Kind: "drill", Path: d.Path, Topics: d.Topics})
+	}
+	exs, _ := filepath.Glob("exercises/*/exercise.yaml")
+	for _, f := range exs {
+		e, err := engine.LoadExercise(f)
+		if err != nil {
+			return invalid(err)
+		}
+		ms = append(ms, curriculum.Material{Kind: "exercise", Path: f, Topics: e.Metadata.Topics})
+	}
+	cs, err := curriculum.Index(ms)
+	if err != nil {
+		return invalid(err)
+	}
+	return curriculum.Write(g.streams.Out, cs)
 }
