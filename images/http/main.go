@@ -98,6 +98,15 @@ func client(args []string) error {
 		resp.Body.Close()
 		fmt.Println(args[0], args[1])
 		return nil
+	case len(args) == 2 && args[0] == "work":
+		// A batch workload (a Job's Pod): work for a while, then succeed.
+		d, err := time.ParseDuration(args[1])
+		if err != nil {
+			return err
+		}
+		time.Sleep(d)
+		fmt.Println("done after", d)
+		return nil
 	case len(args) == 2 && args[0] == "get":
 		resp, err := c.Get(args[1])
 		if err != nil {
@@ -107,5 +116,5 @@ func client(args []string) error {
 		_, err = io.Copy(os.Stdout, resp.Body)
 		return err
 	}
-	return fmt.Errorf("usage: kubelab-http [break|fix readiness|liveness | get URL]")
+	return fmt.Errorf("usage: kubelab-http [break|fix readiness|liveness | get URL | work DURATION]")
 }
