@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"kubelab.dev/kubelab/internal/proc"
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -138,21 +139,7 @@ func ownerAlive(owner string) bool {
 	return start == "" || procStart(pid) == start
 }
 
-func procStart(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19]
-}
+func procStart(pid int) string { return proc.StartTime(pid) }
 
 // Open attaches to a running docker cluster by name, from its containers'
 // labels and the state directory opts.Dir.

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"kubelab.dev/kubelab/internal/proc"
+
 	"kubelab.dev/kubelab/cluster"
 )
 
@@ -110,32 +112,7 @@ func ownerAlive(st *state) bool {
 	return procStartTime(st.Owner) == st.OwnerStart
 }
 
-func procStartTime(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	// Field 22 (starttime), counted after the parenthesised command name.
-	i := len(b) - 1
-	for i >= 0 && b[i] != ')' {
-		i--
-	}
-	var fields []string
-	cur := []byte{}
-	for _, c := range b[i+2:] {
-		if c == ' ' {
-			fields = append(fields, string(cur))
-			cur = cur[:0]
-			continue
-		}
-		cur = append(cur, c)
-	}
-	fields = append(fields, string(cur))
-	if len(fields) < 20 {
-		return ""
-	}
-	return fields[19]
-}
+func procStartTime(pid int) string { return proc.StartTime(pid) }
 
 // Sweep removes orphans: processes of clusters whose owner died (kubelab
 // was killed with -9 while running a lab, or during `up`), processes whose

@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"kubelab.dev/kubelab/internal/proc"
 )
 
 // Environment variables that tag every process kubelab starts, so that a
@@ -186,33 +186,10 @@ func procAlive(pid int, cluster, component string) bool {
 	return env[envCluster] == cluster && env[envComponent] == component
 }
 
-// procState is the one-letter state from /proc/PID/stat ("" if gone).
-func procState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return ""
-	}
-	return string(b[i+2])
-}
+// procState is the one-letter state of a process ("" if gone).
+func procState(pid int) string { return proc.State(pid) }
 
-func procEnv(pid int) map[string]string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return nil
-	}
-	env := map[string]string{}
-	for _, kv := range bytes.Split(b, []byte{0}) {
-		k, v, ok := strings.Cut(string(kv), "=")
-		if ok && strings.HasPrefix(k, "KUBELAB_") {
-			env[k] = v
-		}
-	}
-	return env
-}
+func procEnv(pid int) map[string]string { return proc.Environ(pid, "KUBELAB_") }
 
 // waitGone waits until pid has exited or ctx ends.
 func waitGone(ctx context.Context, pid int, cluster, component string) error {
@@ -268,12 +245,10 @@ type taggedProc struct {
 }
 
 func taggedProcs() []taggedProc {
-	ents, _ := os.ReadDir("/proc")
 	var out []taggedProc
 	self := os.Getpid()
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+	for _, pid := range proc.PIDs() {
+		if pid == self {
 			continue
 		}
 		env := procEnv(pid)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"kubelab.dev/kubelab/internal/proc"
+
 	"github.com/spf13/cobra"
 
 	"kubelab.dev/kubelab/cluster"
@@ -87,30 +89,7 @@ func dockerUp(ctx context.Context) bool {
 	return docker.Available(ctx) == nil
 }
 
-func selfStart() string {
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return ""
-	}
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == ')' {
-			var f [20]string
-			n := 0
-			start := i + 2
-			for j := start; j <= len(b) && n < 20; j++ {
-				if j == len(b) || b[j] == ' ' {
-					f[n] = string(b[start:j])
-					n++
-					start = j + 1
-				}
-			}
-			if n == 20 {
-				return f[19]
-			}
-		}
-	}
-	return ""
-}
+func selfStart() string { return proc.StartTime(os.Getpid()) }
 
 func newImagesCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "images", Short: "Container images of the docker backend"}

@@ -1,0 +1,40 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+)
+
+func TestReadsALiveProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = append(os.Environ(), "KUBELAB_PROC_TEST=yes", "OTHER=no")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	state, start := Stat(pid)
+	if state == "" || start == "" || start == "0" {
+		t.Fatalf("Stat(%d) = %q, %q", pid, state, start)
+	}
+	if StartTime(pid) != start {
+		t.Error("the start time changed between two reads")
+	}
+	if StartTime(os.Getpid()) == start {
+		t.Error("two processes report the same start time (this one was started earlier)")
+	}
+	env := Environ(pid, "KUBELAB_")
+	if env["KUBELAB_PROC_TEST"] != "yes" || len(env) != 1 {
+		t.Errorf("Environ = %v, want only KUBELAB_PROC_TEST=yes", env)
+	}
+	if !slices.Contains(PIDs(), pid) {
+		t.Errorf("PIDs does not list %d", pid)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if s, _ := Stat(pid); s != "" {
+		t.Errorf("a reaped process has state %q", s)
+	}
+}
