@@ -38,6 +38,11 @@ type View interface {
 	// Trace is the chain of writes, from the audit logs, that made a
 	// Deployment run.
 	Trace(ctx context.Context, namespace, name string) (Trace, error)
+	// IPTables is a real node's nat table, CRI its container runtime's
+	// sandboxes and containers (cluster.ErrNoNodeInternals on simulated
+	// nodes).
+	IPTables(ctx context.Context, node string) (IPTables, error)
+	CRI(ctx context.Context, node string) (CRI, error)
 	Elapsed() float64
 }
 
@@ -141,6 +146,16 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 			return lookup[Component](ls, "component", name)(v.Component(ctx, name))
 		},
 		"apiservers": func() []APIServer { return lookup[[]APIServer](ls, "apiservers")(v.APIServers(ctx)) },
+		// iptables("worker-1") is the node's nat table as kube-proxy wrote it:
+		// .services["default/web"].endpoints, .chain, .seps; .chains (docker
+		// backend: simulated nodes have none).
+		"iptables": func(node string) IPTables {
+			return lookup[IPTables](ls, "iptables", node)(v.IPTables(ctx, node))
+		},
+		// cri("worker-1") is what the node's container runtime reports over
+		// the CRI: .sandboxes (pause processes, with .netns) and .containers
+		// (docker backend).
+		"cri": func(node string) CRI { return lookup[CRI](ls, "cri", node)(v.CRI(ctx, node)) },
 		// audit({user: "system:serviceaccount:team:reader", verb: "delete"})
 		// lists the matching requests of the apiservers' audit logs:
 		// .code, .refusal ("authorization", "admission", "validation"...),
@@ -209,9 +224,17 @@ type Compiled struct {
 	// Type is the static type of the result (nil when unknown).
 	Type reflect.Type
 	// uses says which lazy variables the expression reads.
-	uses  map[string]bool
-	polls bool
+	uses          map[string]bool
+	polls         bool
+	nodeInternals bool
 }
+
+// nodeInternals names the functions that look inside real nodes.
+var nodeInternals = map[string]bool{"iptables": true, "cri": true}
+
+// NeedsNodeInternals reports whether the expression looks inside nodes
+// (iptables, cri): only backends with real nodes can evaluate it.
+func (c *Compiled) NeedsNodeInternals() bool { return c.nodeInternals }
 
 // Compile type-checks src against the environment plus bindings (name ->
 // static type, as returned by an earlier Compile). With asBool the result
@@ -244,13 +267,17 @@ func Compile(src string, bindings map[string]reflect.Type, asBool bool) (*Compil
 		if unwatched[id] {
 			c.polls = true
 		}
+		if nodeInternals[id] {
+			c.nodeInternals = true
+		}
 	}
 	return c, nil
 }
 
 // unwatched names read state that no informer watches: expressions using
 // them must be re-evaluated by polling.
-var unwatched = map[string]bool{"raft": true, "elapsed": true, "components": true, "component": true, "apiservers": true}
+var unwatched = map[string]bool{"raft": true, "elapsed": true, "components": true, "component": true, "apiservers": true,
+	"iptables": true, "cri": true}
 
 // Polls reports whether the expression reads state that is not watched
 // (the Raft table, components, apiserver health, elapsed time), so a wait

@@ -465,3 +465,23 @@ func (c *Cluster) Do(ctx context.Context, target string, a Action) (string, erro
 }
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+
+// NodeExecer is a backend whose nodes are real machines (containers) that
+// commands can run in: their iptables, their container runtime.
+type NodeExecer interface {
+	// ExecNode runs cmd in node and returns its output.
+	ExecNode(ctx context.Context, node string, cmd ...string) (string, error)
+}
+
+// ErrNoNodeInternals says a backend's nodes are simulated: they have no
+// iptables and no container runtime to look at.
+var ErrNoNodeInternals = errors.New("needs the docker backend: this backend's nodes are simulated (no iptables, no container runtime)")
+
+// NodeExec runs cmd in a node of a backend with real nodes.
+func (c *Cluster) NodeExec(ctx context.Context, node string, cmd ...string) (string, error) {
+	ne, ok := c.Backend.(NodeExecer)
+	if !ok {
+		return "", fmt.Errorf("node %s on the %s backend: %w", node, c.Name(), ErrNoNodeInternals)
+	}
+	return ne.ExecNode(ctx, node, cmd...)
+}

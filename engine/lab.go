@@ -44,6 +44,22 @@ func (l *Lab) File() string { return l.file }
 // because an earlier step failed; give it the zero value of its type.
 func (l *Lab) Bindings() map[string]reflect.Type { return l.bindings }
 
+// NeedsNodeInternals reports whether an expression of the lab looks inside
+// nodes (iptables(), cri()), which needs a backend with real nodes.
+func (l *Lab) NeedsNodeInternals() bool {
+	var all []Operation
+	for _, st := range l.Spec.Steps {
+		all = append(all, st.Try...)
+	}
+	all = append(append(append(all, l.Spec.Catch...), l.Spec.Finally...), l.Spec.Cleanup...)
+	for i := range all {
+		if c := all[i].Compiled(); c != nil && c.NeedsNodeInternals() {
+			return true
+		}
+	}
+	return false
+}
+
 // Metadata names and describes a lab.
 type Metadata struct {
 	// Name identifies the lab: a DNS label such as etcd-leader-failover.

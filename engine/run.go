@@ -143,6 +143,9 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: %w", lab.Metadata.Name, err)
 	}
+	if _, real := be.(cluster.NodeExecer); lab.NeedsNodeInternals() && !real {
+		return nil, fmt.Errorf("lab %s looks inside nodes (iptables(), cri()): %w; run it with --backend docker", lab.Metadata.Name, cluster.ErrNoNodeInternals)
+	}
 	c := cluster.New(be, log)
 	defer c.Close()
 	x := &run{r: r, lab: lab, c: c, bindings: zeroBindings(lab.Bindings()), start: time.Now(), res: res}

@@ -173,3 +173,17 @@ func setServerName(path, name string) error {
 	}
 	return clientcmd.WriteToFile(*cfg, path)
 }
+
+// ExecNode implements cluster.NodeExecer: cmd runs in the node's container.
+func (b *Backend) ExecNode(ctx context.Context, node string, cmd ...string) (string, error) {
+	c := b.get(node)
+	if c == nil || c.role != string(cluster.RoleNode) {
+		return "", fmt.Errorf("no node %q in cluster %s", node, b.topo.Name)
+	}
+	out, err := b.exec(ctx, c.id, cmd...)
+	out = stripMux([]byte(out))
+	if err != nil {
+		return out, fmt.Errorf("on %s: %w: %s", node, err, strings.TrimSpace(out))
+	}
+	return out, nil
+}

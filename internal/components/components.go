@@ -49,6 +49,7 @@ var mains = map[string]func() int{
 	"etcdctl":                 func() int { ctlv3.MustStart(); return 0 },
 	"kwok":                    runKwok,
 	"coredns":                 runCoreDNS,
+	"cri":                     runCRI,
 }
 
 // Names lists the components this binary carries, sorted.

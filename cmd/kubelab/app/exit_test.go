@@ -41,6 +41,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing argument", []string{"run"}, ExitInvalid, "requires at least 1 arg"},
 		{"validate an empty directory", []string{"validate", empty}, ExitInvalid, "no labs (*.yaml) in " + empty},
 		{"run an empty directory", []string{"run", empty}, ExitInvalid, "no labs (*.yaml) in " + empty},
+		{"a lab that looks inside nodes, on simulated nodes", []string{"run", "../../../labs/docker/14-kube-proxy-iptables.yaml"}, ExitInvalid, "needs the docker backend"},
 		{"validate a missing file", []string{"validate", filepath.Join(empty, "nope.yaml")}, ExitInvalid, "no such file"},
 		{"invalid lab", []string{"validate", "../../../engine/testdata/invalid-several.yaml"}, ExitInvalid, "invalid-several.yaml:"},
 		{"grade no submissions", []string{"grade", "../../../exercises/spread-replicas", "--submissions", empty}, ExitInvalid, "no submission directories"},

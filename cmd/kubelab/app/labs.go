@@ -82,6 +82,9 @@ func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r
 	var results []*engine.Result
 	for _, l := range labs {
 		res, err := r.Run(ctx, l)
+		if errors.Is(err, cluster.ErrNoNodeInternals) {
+			return invalid(err) // the wrong backend for this lab: nothing booted
+		}
 		if err != nil {
 			return cannotRun(err)
 		}
