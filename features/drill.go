@@ -36,6 +36,9 @@ type Drill struct {
 	// Topics are the course topics the drill practises: its Feature's
 	// tags, without the @ (see package curriculum).
 	Topics []string
+	// Docker is set by the tag @docker: the drill needs real nodes (the
+	// docker backend).
+	Docker bool
 }
 
 // ScenarioDoc is a scenario's name and description.
@@ -107,7 +110,11 @@ func loadDrill(path string) (*Drill, error) {
 	var errs []error
 	d := &Drill{Path: path, Title: doc.Feature.Name}
 	for _, t := range doc.Feature.Tags {
-		d.Topics = append(d.Topics, strings.TrimPrefix(t.Name, "@"))
+		if tag := strings.TrimPrefix(t.Name, "@"); tag == "docker" {
+			d.Docker = true
+		} else {
+			d.Topics = append(d.Topics, tag)
+		}
 	}
 	d.Question, d.ModelAnswer, err = splitDescription(doc.Feature.Description)
 	if err != nil {

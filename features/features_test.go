@@ -2,6 +2,7 @@ package features_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
@@ -174,5 +176,29 @@ func (w *logWriter) Flush() {
 	if w.buf.Len() > 0 {
 		w.t.Log(w.buf.String())
 		w.buf.Reset()
+	}
+}
+
+// TestDockerFeatures runs the drills that need real nodes (features/docker,
+// tagged @docker) on the docker backend.
+func TestDockerFeatures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots docker clusters; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := docker.Available(ctx); err != nil {
+		t.Skipf("no Docker engine answers (%v): docker drills skipped", err)
+	}
+	files, _ := filepath.Glob("docker/*.feature")
+	if len(files) == 0 {
+		t.Fatal("no drills in docker/")
+	}
+	lw := &logWriter{t: t}
+	lib := &features.Library{Runner: enginetest.RunnerOn(t, "docker"), Out: lw}
+	err := features.Run(t.Context(), lib, features.Options{Paths: files, Format: "progress", Output: lw, NoColors: true, TestingT: t})
+	lw.Flush()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -18,12 +18,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
 )
 
 type drillFlags struct {
+	backend  string
 	noPrompt bool
 	keep     bool
 	reports  string
@@ -57,6 +57,7 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.noPrompt, "no-prompt", false, "do not ask for an answer")
+	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the clusters run: embedded or docker (drills tagged @docker need docker)")
 	fl.BoolVar(&f.keep, "keep-on-failure", os.Getenv("KUBELAB_KEEP") == "1", "leave a failed scenario's cluster up for inspection ($KUBELAB_KEEP=1)")
 	fl.StringVar(&f.reports, "reports", "", "write cucumber JSON and JUnit XML reports of each feature to this directory")
 	return cmd
@@ -64,7 +65,7 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 
 // listDrills prints every drill of features/: file, topics, question.
 func listDrills(g *globals) error {
-	drills, err := features.Load("features")
+	drills, err := features.Load(drillDirs()...)
 	if err != nil {
 		return invalid(err)
 	}
@@ -94,17 +95,18 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 	if err != nil {
 		return err
 	}
-	backend, err := backendFor(g, "embedded", bin)
+	for _, d := range drills {
+		if d.Docker && f.backend != backendDocker {
+			return invalidf("%s needs real nodes: run it with --backend docker", d.Path)
+		}
+	}
+	backend, err := backendFor(g, f.backend, bin)
 	if err != nil {
-		return err
+		return invalid(err)
 	}
 	if f.keep {
 		// A kept cluster must outlive this process.
-		backend = func(t cluster.Topology) (cluster.Backend, error) {
-			o := g.embeddedOpts(false)
-			o.Binary = bin
-			return embedded.New(t, o)
-		}
+		backend = func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, f.backend, bin, t, false) }
 	}
 	if f.reports != "" {
 		if err := os.MkdirAll(f.reports, 0o755); err != nil {
@@ -287,4 +289,14 @@ func indentText(s, pad string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// drillDirs are the checkout's drill directories: features/, and
+// features/docker/ (drills that need real nodes) when it exists.
+func drillDirs() []string {
+	dirs := []string{"features"}
+	if m, _ := filepath.Glob("features/docker/*.feature"); len(m) > 0 {
+		dirs = append(dirs, "features/docker")
+	}
+	return dirs
 }

@@ -312,7 +312,7 @@ func listTopics(g *globals) error {
 	for _, l := range labs {
 		ms = append(ms, curriculum.Material{Kind: "lab", Path: l.File(), Topics: l.Metadata.Topics})
 	}
-	drills, err := features.Load("features")
+	drills, err := features.Load(drillDirs()...)
 	if err != nil {
 		return invalid(err)
 	}
