@@ -1,0 +1,63 @@
+@priority
+Feature: PriorityClass and preemption
+  Question: A cluster is full and an important Pod cannot be scheduled.
+  What does its PriorityClass change, and what happens to the Pods already
+  running?
+
+  Model answer:
+    A PriorityClass gives Pods a priority value (and a preemptionPolicy).
+    Priority orders the scheduling queue: higher first. When a Pod fits on
+    no node, the scheduler's PostFilter plugin DefaultPreemption searches
+    for a node where evicting Pods of lower priority would make room,
+    choosing the fewest and lowest-priority victims (respecting
+    PodDisruptionBudgets when it can), deletes them gracefully (event
+    Preempted, condition DisruptionTarget), sets the Pod's
+    nominatedNodeName and schedules it when room is free. Equal or higher
+    priority Pods are never victims; preemptionPolicy: Never waits instead.
+    system-cluster-critical and system-node-critical are the built-in
+    classes for the control plane's own Pods.
+
+  Scenario: A high-priority Pod preempts a low-priority one on a full node
+    Given a lab cluster:
+      """
+      etcd: 1
+      nodes:
+      - {name: worker-1, capacity: {cpu: "2", memory: 4Gi, pods: "110"}}
+      """
+    When I apply:
+      """
+      apiVersion: scheduling.k8s.io/v1
+      kind: PriorityClass
+      metadata: {name: low}
+      value: 100
+      ---
+      apiVersion: scheduling.k8s.io/v1
+      kind: PriorityClass
+      metadata: {name: high}
+      value: 10000
+      ---
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: batch}
+      spec:
+        replicas: 2
+        selector: {matchLabels: {app: batch}}
+        template:
+          metadata: {labels: {app: batch}}
+          spec:
+            priorityClassName: low
+            containers: [{name: app, image: kubelab/http:dev, resources: {requests: {cpu: 900m}}}]
+      """
+    Then within 30s 2 pods labelled "app=batch" are Running
+    When I apply:
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: urgent, labels: {app: urgent}}
+      spec:
+        priorityClassName: high
+        containers: [{name: app, image: kubelab/http:dev, resources: {requests: {cpu: 900m}}}]
+      """
+    Then within 60s 1 pods labelled "app=urgent" are Running on node "worker-1"
+    And the expression "any(events('Preempted'), .kind == 'Pod' && .object contains 'batch-')" holds within 20s
+    And the expression "len(filter(pods('app=batch'), .phase == 'Running')) == 1 && len(filter(pods('app=batch'), .node == '')) == 1" holds within 30s
