@@ -50,11 +50,18 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 	fmt.Fprintf(w, "\nChecks:\n")
 	for _, c := range g.Checks {
 		mark := "✔"
-		if c.Status != Passed {
+		switch c.Status {
+		case Skipped:
+			mark = "–"
+		case Failed:
 			mark = "✘"
 		}
 		fmt.Fprintf(w, "   %s %2d/%-2d %s\n", mark, c.Earned, c.Points, c.Name)
 		if c.Status == Passed {
+			continue
+		}
+		if c.Error == SkippedDestructive {
+			fmt.Fprintf(w, "            %s\n", c.Error)
 			continue
 		}
 		const pad = "            "
