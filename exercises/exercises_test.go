@@ -260,6 +260,9 @@ func TestExercisesREADME(t *testing.T) {
 	b.WriteString("\n| Exercise | Difficulty | Topics | Samples (score out of 10) |\n|---|---|---|---|\n")
 	for _, ex := range exercises(t) {
 		var samples []string
+		if ss := ex.Spec.SetupScore; ss != nil {
+			samples = append(samples, fmt.Sprintf("setup %d", ss.Score))
+		}
 		for _, s := range ex.Spec.Samples {
 			samples = append(samples, fmt.Sprintf("`%s` %d", s.Path, s.Score))
 		}
