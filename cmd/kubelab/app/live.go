@@ -211,8 +211,9 @@ Checks that hurt the cluster (destructive: they take a node down, drain
 it...) are skipped and say so; --final runs them too, after the others,
 and reports the final score.
 
---watch re-evaluates whenever the cluster changes and redraws the
-checklist, until Ctrl-C. When its output is not a terminal it prints
+--watch re-evaluates whenever the cluster changes (the watched pods,
+nodes, endpoints, leases and events; every 5s for the rest) and redraws
+the checklist, until Ctrl-C. When its output is not a terminal it prints
 every evaluation and returns once every check it runs passes.
 
 Exit code: 0 when the score reaches the exercise's passing score, 1
@@ -259,7 +260,7 @@ below it.`,
 	fl.BoolVar(&f.watch, "watch", false, "re-evaluate whenever the cluster changes, until Ctrl-C")
 	fl.BoolVar(&f.final, "final", false, "run the destructive checks too (last), and report the final score")
 	fl.StringVar(&f.json, "json", "", "write the JSON report of the (last) evaluation to this file")
-	fl.DurationVar(&f.patience, "patience", 10*time.Second, "time each non-destructive check gets to pass")
+	fl.DurationVar(&f.patience, "patience", 5*time.Second, "time each non-destructive check gets to pass")
 	return cmd
 }
 
@@ -288,6 +289,10 @@ func checkVerdict(ex *engine.Exercise, gr *engine.Grade, final bool) error {
 // objects) into one evaluation.
 const watchDebounce = 300 * time.Millisecond
 
+// watchResync re-evaluates a watched cluster that showed no change: for
+// what the view does not watch.
+const watchResync = 5 * time.Second
+
 // watchChecks evaluates the checks, then again after every change of the
 // cluster: on a terminal it redraws the checklist in place until ctx
 // ends; otherwise it prints each evaluation and returns once every check
@@ -313,12 +318,15 @@ func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *engine.
 			return gr
 		}
 		// Drain what the evaluation itself saw change, then wait for the
-		// next change and let its burst settle.
+		// next change and let its burst settle. The view watches pods,
+		// nodes, endpoints, leases and events, not every kind a check may
+		// read (a Role, a Service's port): watchResync re-evaluates anyway.
 		drain(s.Changed())
 		select {
 		case <-ctx.Done():
 			return gr
 		case <-s.Changed():
+		case <-time.After(watchResync):
 		}
 		select {
 		case <-ctx.Done():
