@@ -281,3 +281,23 @@ func (s *Session) protect(ctx context.Context, ex *Exercise) error {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ErrNotLive says an exercise cannot run on a live cluster.
+var ErrNotLive = errors.New("cannot run live")
+
+// CheckLive says whether the exercise can run live: values its setup
+// records (record operations) live only in the process that ran the
+// setup, so the checks of a later `kubelab check` would see zero values.
+func (e *Exercise) CheckLive() error {
+	var names []string
+	for i := range e.Spec.Setup {
+		if r := e.Spec.Setup[i].Record; r != nil {
+			names = append(names, r.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("exercise %s %w: its setup records %s, which a later kubelab check cannot see; grade it with kubelab grade instead",
+		e.Metadata.Name, ErrNotLive, strings.Join(names, ", "))
+}

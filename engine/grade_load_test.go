@@ -166,3 +166,13 @@ spec:
 		t.Errorf("a setup score that does not add up: %v", err)
 	}
 }
+
+func TestExerciseCheckLive(t *testing.T) {
+	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.CheckLive(); !errors.Is(err, ErrNotLive) || !strings.Contains(err.Error(), "nodesBefore") {
+		t.Errorf("CheckLive of an exercise that records in setup = %v, want ErrNotLive naming nodesBefore", err)
+	}
+}

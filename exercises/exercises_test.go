@@ -45,6 +45,9 @@ func exercises(t *testing.T) []*engine.Exercise {
 
 func TestExercisesLoad(t *testing.T) {
 	for _, ex := range exercises(t) {
+		if err := ex.CheckLive(); err != nil {
+			t.Errorf("%s: every shipped exercise must also run live (kubelab exercise start): %v", ex.File(), err)
+		}
 		if filepath.Base(ex.Dir()) != ex.Metadata.Name {
 			t.Errorf("%s: directory %s, want it named after the exercise", ex.File(), ex.Dir())
 		}

@@ -122,6 +122,9 @@ to remove the cluster.`,
 			if err != nil {
 				return invalid(err)
 			}
+			if err := ex.CheckLive(); err != nil {
+				return invalid(err)
+			}
 			return startExercise(cmd.Context(), g, backend, ex)
 		},
 	}
