@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"regexp"
 	"strings"
@@ -300,4 +301,30 @@ func (e *Exercise) CheckLive() error {
 	}
 	return fmt.Errorf("exercise %s %w: its setup records %s, which a later kubelab check cannot see; grade it with kubelab grade instead",
 		e.Metadata.Name, ErrNotLive, strings.Join(names, ", "))
+}
+
+// WriteLiveStatement writes what a learner needs on a live cluster: the
+// title, the statement, and the checks `kubelab check` runs with their
+// points (destructive ones marked: only --final runs them). Hints,
+// explanations, notes and samples are not shown.
+func WriteLiveStatement(w io.Writer, ex *Exercise) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n%s\n\n## Checks\n\n| Check | Points |\n|---|---|\n", ex.Metadata.Title, strings.TrimSpace(ex.Spec.Statement))
+	for _, c := range ex.Spec.Checks {
+		name := mdCell(c.Name)
+		if c.Destructive {
+			name += " (destructive: only `kubelab check --final` runs it)"
+		}
+		fmt.Fprintf(&b, "| %s | %d |\n", name, c.Points)
+	}
+	fmt.Fprintf(&b, "\nPassing score: %d of %d.\n", ex.PassingScore(), ex.MaxScore())
+	if len(ex.Spec.Protect) > 0 {
+		var objs []string
+		for _, p := range ex.Spec.Protect {
+			objs = append(objs, p.Kind+" "+p.ref())
+		}
+		fmt.Fprintf(&b, "Repair in place, do not delete: %s.\n", strings.Join(objs, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -176,3 +176,22 @@ func TestExerciseCheckLive(t *testing.T) {
 		t.Errorf("CheckLive of an exercise that records in setup = %v, want ErrNotLive naming nodesBefore", err)
 	}
 }
+
+func TestWriteLiveStatement(t *testing.T) {
+	ex, err := LoadExercise("../exercises/tolerate-noexecute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteLiveStatement(&b, ex); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# " + ex.Metadata.Title, "| two ready replicas on worker-2 | 2 |", "| they leave an unreachable node within 10 seconds (destructive: only `kubelab check --final` runs it) | 3 |", "Passing score: 8 of 10."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("live statement lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), ex.Spec.Checks[0].Hint) {
+		t.Errorf("live statement shows a hint:\n%s", b.String())
+	}
+}

@@ -166,7 +166,7 @@ func startExercise(ctx context.Context, g *globals, backend string, ex *engine.E
 	}
 	w := g.streams.Err
 	fmt.Fprintln(w)
-	if err := engine.WriteExerciseStatement(w, ex); err != nil {
+	if err := engine.WriteLiveStatement(w, ex); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nExercise %s is running on cluster %q. Check your work with: kubelab check --name %s (--watch, --final); give up with: kubelab solve --name %s; remove it with: kubelab exercise stop --name %s\n",
