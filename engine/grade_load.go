@@ -108,6 +108,63 @@ func (c *checker) exercise(ex *Exercise) {
 		c.errorAt("spec.passingScore", "passing score %d is more than the %d points of the checks", s.PassingScore, total)
 	}
 	c.samples(ex, total)
+	c.setupScore(ex, total)
+	c.protect(ex)
+}
+
+// setupScore checks that the documented score of the setup state is
+// consistent with the checks it fails.
+func (c *checker) setupScore(ex *Exercise, total int) {
+	ss := ex.Spec.SetupScore
+	if ss == nil {
+		return
+	}
+	const p = "spec.setupScore"
+	points := map[string]int{}
+	var names []string
+	for _, ch := range ex.Spec.Checks {
+		points[ch.Name] = ch.Points
+		names = append(names, ch.Name)
+	}
+	lost, ok := 0, true
+	for j, f := range ss.Fails {
+		pts, known := points[f]
+		if !known {
+			c.errorAt(fmt.Sprintf("%s.fails[%d]", p, j), "unknown check %q%s", f, suggest(f, names))
+			ok = false
+		}
+		lost += pts
+	}
+	if ok && total > 0 && ss.Score != total-lost {
+		c.errorAt(p+".score", "score %d does not match the checks it fails: %d points minus %d lost = %d", ss.Score, total, lost, total-lost)
+	}
+}
+
+// protect checks the protected objects and fills their namespaces.
+func (c *checker) protect(ex *Exercise) {
+	seen := map[string]bool{}
+	for i := range ex.Spec.Protect {
+		pr, p := &ex.Spec.Protect[i], fmt.Sprintf("spec.protect[%d]", i)
+		info, known := builtinKinds[pr.Kind]
+		switch {
+		case pr.Kind == "":
+			continue
+		case !known:
+			c.errorAt(p+".kind", "unknown kind %q: want a built-in kind such as Deployment%s", pr.Kind, suggest(pr.Kind, allowableKinds()))
+			continue
+		case info.namespaced && pr.Namespace == "":
+			pr.Namespace = ex.Spec.Submission.DefaultNamespace()
+		case !info.namespaced && pr.Namespace != "":
+			c.errorAt(p+".namespace", "%s is cluster-scoped: it has no namespace", pr.Kind)
+		}
+		if pr.Name != "" && (len(pr.Name) > 253 || !dnsSubdomainRE.MatchString(pr.Name)) {
+			c.errorAt(p+".name", "invalid name %q: want a DNS subdomain", pr.Name)
+		}
+		if seen[pr.UIDKey()] {
+			c.errorAt(p, "%s %s is protected twice", pr.Kind, pr.ref())
+		}
+		seen[pr.UIDKey()] = true
+	}
 }
 
 // eachExerciseOp calls fn for every operation in the order they run:

@@ -123,3 +123,75 @@ func TestLoadExerciseInvalid(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadExerciseLiveFields(t *testing.T) {
+	ex, err := LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: m, title: M}
+spec:
+  statement: S
+  submission: {kinds: [Deployment], namespaces: [shop]}
+  checks:
+  - {name: hurts, points: 2, hint: h, explanation: e, destructive: true, try: [{assert: {expr: 'true'}}]}
+  - {name: b, points: 3, hint: h, explanation: e, try: [{assert: {expr: 'true'}}]}
+  protect:
+  - {kind: Deployment, name: web}
+  - {kind: ClusterRole, name: view, message: keep it}
+  setupScore: {score: 3, fails: [hurts]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := checkOrder(ex); !slices.Equal(got, []int{1, 0}) {
+		t.Errorf("checkOrder = %v, want the destructive check last", got)
+	}
+	p := ex.Spec.Protect
+	if p[0].Namespace != "shop" || p[0].UIDKey() != "Deployment.shop.web" || !strings.Contains(p[0].DefaultMessage(), "Deployment shop/web is part of the exercise") {
+		t.Errorf("protect[0] = %+v (key %s, message %q): want the contract's namespace and a default message", p[0], p[0].UIDKey(), p[0].DefaultMessage())
+	}
+	if p[1].Namespace != "" || p[1].UIDKey() != "ClusterRole.view" || p[1].DefaultMessage() != "keep it" {
+		t.Errorf("protect[1] = %+v", p[1])
+	}
+	_, err = LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: m, title: M}
+spec:
+  statement: S
+  submission: {kinds: [Deployment]}
+  checks:
+  - {name: a, points: 2, hint: h, explanation: e, try: [{assert: {expr: 'true'}}]}
+  setupScore: {score: 1, fails: [a]}
+`))
+	if err == nil || !strings.Contains(err.Error(), "score 1 does not match the checks it fails: 2 points minus 2 lost = 0") {
+		t.Errorf("a setup score that does not add up: %v", err)
+	}
+}
+
+func TestExerciseCheckLive(t *testing.T) {
+	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.CheckLive(); !errors.Is(err, ErrNotLive) || !strings.Contains(err.Error(), "nodesBefore") {
+		t.Errorf("CheckLive of an exercise that records in setup = %v, want ErrNotLive naming nodesBefore", err)
+	}
+}
+
+func TestWriteLiveStatement(t *testing.T) {
+	ex, err := LoadExercise("../exercises/tolerate-noexecute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteLiveStatement(&b, ex); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# " + ex.Metadata.Title, "| two ready replicas on worker-2 | 2 |", "| they leave an unreachable node within 10 seconds (destructive: only `kubelab check --final` runs it) | 3 |", "Passing score: 8 of 10."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("live statement lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), ex.Spec.Checks[0].Hint) {
+		t.Errorf("live statement shows a hint:\n%s", b.String())
+	}
+}

@@ -20,8 +20,12 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 	if g.Learner != "" {
 		who = " (learner " + g.Learner + ")"
 	}
-	fmt.Fprintf(w, "\n== %s: %s\n   submission %s%s\n   graded in %s (cluster up in %s)\n", g.Exercise, g.Title, g.Submission, who,
-		g.Duration.Round(100*time.Millisecond), g.BootDuration.Round(100*time.Millisecond))
+	boot := "" // a live cluster was up already
+	if g.BootDuration > 0 {
+		boot = fmt.Sprintf(" (cluster up in %s)", g.BootDuration.Round(100*time.Millisecond))
+	}
+	fmt.Fprintf(w, "\n== %s: %s\n   submission %s%s\n   graded in %s%s\n", g.Exercise, g.Title, g.Submission, who,
+		g.Duration.Round(100*time.Millisecond), boot)
 	if len(g.Refused) > 0 {
 		fmt.Fprintf(w, "\nRefused (not applied; checks that need these objects fail):\n")
 		for _, r := range g.Refused {
@@ -50,11 +54,18 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 	fmt.Fprintf(w, "\nChecks:\n")
 	for _, c := range g.Checks {
 		mark := "✔"
-		if c.Status != Passed {
+		switch c.Status {
+		case Skipped:
+			mark = "–"
+		case Failed:
 			mark = "✘"
 		}
 		fmt.Fprintf(w, "   %s %2d/%-2d %s\n", mark, c.Earned, c.Points, c.Name)
 		if c.Status == Passed {
+			continue
+		}
+		if c.Error == SkippedDestructive {
+			fmt.Fprintf(w, "            %s\n", c.Error)
 			continue
 		}
 		const pad = "            "

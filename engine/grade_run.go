@@ -161,7 +161,8 @@ func newGrade(ex *Exercise, sub *Submission, learner string) *Grade {
 // scores nothing, with why.
 func (g *Grade) fail(ex *Exercise, status, format string, args ...any) {
 	g.Status, g.Error = status, fmt.Sprintf(format, args...)
-	for i := len(g.Checks); i < len(ex.Spec.Checks); i++ {
+	order := checkOrder(ex)
+	for _, i := range order[min(len(g.Checks), len(order)):] {
 		ch := &ex.Spec.Checks[i]
 		g.Checks = append(g.Checks, CheckResult{Name: ch.Name, Points: ch.Points, Status: Skipped, Hint: ch.Hint,
 			Explanation: ch.Explanation, Error: "not run: " + g.Error})
@@ -225,12 +226,7 @@ func (r *Runner) Grade(ctx context.Context, ex *Exercise, sub *Submission, learn
 			r.Log.Warn("tear down", "exercise", ex.Metadata.Name, "learner", learner, "err", err)
 		}
 	}()
-	for k, v := range zeroBindings(ex.bindings) {
-		s.x.bindings[k] = v
-	}
-	for k, t := range ex.bindings {
-		s.types[k] = t
-	}
+	s.useExercise(ex)
 	if err := s.gradeSetup(gctx, ex, g); err != nil {
 		g.fail(ex, GradeError, "%v", err)
 		return g, interrupted(ctx)
@@ -239,7 +235,7 @@ func (r *Runner) Grade(ctx context.Context, ex *Exercise, sub *Submission, learn
 		g.fail(ex, GradeError, "%v", err)
 		return g, interrupted(ctx)
 	}
-	for i := range ex.Spec.Checks {
+	for _, i := range checkOrder(ex) {
 		if ctx.Err() != nil {
 			g.fail(ex, GradeError, "interrupted: %v", ctx.Err())
 			return g, ctx.Err()
@@ -296,9 +292,10 @@ func sessionName(exercise, learner string) string {
 	return out
 }
 
-// gradeSetup runs the exercise's setup; a failure is the exercise's.
+// gradeSetup runs the exercise's setup, then protects its objects
+// (spec.protect); a failure is the exercise's.
 func (s *Session) gradeSetup(ctx context.Context, ex *Exercise, g *Grade) error {
-	if len(ex.Spec.Setup) == 0 {
+	if len(ex.Spec.Setup) == 0 && len(ex.Spec.Protect) == 0 {
 		return nil
 	}
 	s.Step("setup")
@@ -310,6 +307,11 @@ func (s *Session) gradeSetup(ctx context.Context, ex *Exercise, g *Grade) error 
 			s.EndStep(Failed, err)
 			return err
 		}
+	}
+	if err := s.protect(ctx, ex); err != nil {
+		err = fmt.Errorf("setup: %w", err)
+		s.EndStep(Failed, err)
+		return err
 	}
 	s.EndStep(Passed, nil)
 	return nil

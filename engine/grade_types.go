@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"time"
@@ -129,6 +130,69 @@ type ExerciseSpec struct {
 	// solution and wrong answers) with the exact score each must get; the
 	// test suite grades them.
 	Samples []Sample `json:"samples,omitempty" yaml:"samples,omitempty"`
+	// SetupScore is the score of the cluster as setup leaves it, nothing
+	// applied: what a learner sees on the first `kubelab check` of a
+	// "fix" exercise. The test suite grades it like a sample.
+	SetupScore *SetupScore `json:"setupScore,omitempty" yaml:"setupScore,omitempty"`
+	// Protect lists objects of the setup the learner must repair in
+	// place rather than delete and recreate. kubelab installs a
+	// ValidatingAdmissionPolicy and its binding after setup that deny
+	// deleting them (the learner gets the apiserver's denial with the
+	// message), and records each one's uid after setup in the ConfigMap
+	// kube-system/kubelab-exercise (key Kind.namespace.name) so that a
+	// check can assert the object is still the same one.
+	Protect []Protected `json:"protect,omitempty" yaml:"protect,omitempty"`
+}
+
+// SetupScore is the documented score of the setup state.
+type SetupScore struct {
+	// Score is the exact score of the setup state.
+	Score int `json:"score" yaml:"score"`
+	// Fails lists the checks the setup state fails, by name. The score
+	// must equal the maximum minus their points.
+	Fails []string `json:"fails,omitempty" yaml:"fails,omitempty"`
+	// Description says what is broken after setup.
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
+}
+
+// Protected is an object of the setup that may not be deleted.
+type Protected struct {
+	// Kind is a built-in kind, e.g. Deployment.
+	Kind string `json:"kind" yaml:"kind" jsonschema:"minLength=1"`
+	// Name is the object's name.
+	Name string `json:"name" yaml:"name" jsonschema:"minLength=1"`
+	// Namespace of a namespaced kind. Default: the contract's first
+	// namespace.
+	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// Message is the apiserver's denial when the learner deletes the
+	// object. Default: "<Kind> <namespace>/<name> is part of the
+	// exercise: repair it in place, do not delete it".
+	Message string `json:"message,omitempty" yaml:"message,omitempty"`
+}
+
+// DefaultMessage is the denial of a protected object without a message.
+func (p *Protected) DefaultMessage() string {
+	if p.Message != "" {
+		return p.Message
+	}
+	return fmt.Sprintf("%s %s is part of the exercise: repair it in place, do not delete it", p.Kind, p.ref())
+}
+
+func (p *Protected) ref() string {
+	if p.Namespace == "" {
+		return p.Name
+	}
+	return p.Namespace + "/" + p.Name
+}
+
+// UIDKey is the key of the object's setup uid in the ConfigMap
+// kube-system/kubelab-exercise: Kind.namespace.name (Kind.name when
+// cluster-scoped).
+func (p *Protected) UIDKey() string {
+	if p.Namespace == "" {
+		return p.Kind + "." + p.Name
+	}
+	return p.Kind + "." + p.Namespace + "." + p.Name
 }
 
 // Contract is what a submission may contain: a directory of manifests
@@ -186,6 +250,11 @@ type Check struct {
 	// Try lists the operations, run in order until one fails; the check
 	// passes when all pass.
 	Try []Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
+	// Destructive marks a check that hurts the cluster (takes a node
+	// down, drains, kills a component): `kubelab check` on a live
+	// cluster skips it and says so; `kubelab check --final` and `kubelab
+	// grade` run it, after every other check.
+	Destructive bool `json:"destructive,omitempty" yaml:"destructive,omitempty"`
 	// Finally runs after try whether it passed or not, e.g. nodeUp or
 	// uncordon to undo a fault for the next checks. It does not change
 	// the check's verdict.

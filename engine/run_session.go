@@ -34,19 +34,14 @@ func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*S
 	if r.Backend == nil {
 		return nil, fmt.Errorf("runner has no backend")
 	}
-	log := r.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := r.logger()
 	t = t.WithDefaults()
 	t.Name = clusterName(name)
 	be, err := r.Backend(t)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", name, err)
 	}
-	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
-	lab := &Lab{Metadata: Metadata{Name: name}}
-	x := &run{r: r, lab: lab, c: cluster.New(be, log), bindings: map[string]any{}, res: res}
+	x := r.newRun(name, be)
 	x.progress("", "booting cluster %s (%s backend)", t.Name, be.Name())
 	start := time.Now()
 	if err := be.Up(ctx, func(e cluster.Event) { log.Debug("boot", "component", e.Component, "msg", e.Message) }); err != nil {
@@ -54,20 +49,22 @@ func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*S
 		_ = be.Down(context.WithoutCancel(ctx)) // what did start must not outlive the failed session
 		return nil, fmt.Errorf("session %s: cluster did not come up: %w", name, err)
 	}
-	res.BootDuration = time.Since(start)
-	x.progress("", "cluster up in %s", res.BootDuration.Round(10*time.Millisecond))
-	x.start = time.Now()
-	live, err := assertions.NewLive(ctx, x.c, x.start)
+	x.res.BootDuration = time.Since(start)
+	x.progress("", "cluster up in %s", x.res.BootDuration.Round(10*time.Millisecond))
+	s, err := x.session(ctx, name, be)
 	if err != nil {
 		_ = be.Down(context.WithoutCancel(ctx))
-		x.c.Close()
-		return nil, fmt.Errorf("session %s: watch cluster: %w", name, err)
+		return nil, err
 	}
-	x.live = live
-	x.tl = newTimeline(x.start)
-	s := &Session{x: x, be: be, topo: be.Topology(), types: map[string]reflect.Type{}}
-	s.stop = x.tl.watch(ctx, x.c, live)
 	return s, nil
+}
+
+// logger is the runner's logger, or one that discards.
+func (r *Runner) logger() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
 }
 
 // Cluster is the session's cluster.

@@ -15,9 +15,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
@@ -43,6 +45,9 @@ func exercises(t *testing.T) []*engine.Exercise {
 
 func TestExercisesLoad(t *testing.T) {
 	for _, ex := range exercises(t) {
+		if err := ex.CheckLive(); err != nil {
+			t.Errorf("%s: every shipped exercise must also run live (kubelab exercise start): %v", ex.File(), err)
+		}
 		if filepath.Base(ex.Dir()) != ex.Metadata.Name {
 			t.Errorf("%s: directory %s, want it named after the exercise", ex.File(), ex.Dir())
 		}
@@ -260,6 +265,9 @@ func TestExercisesREADME(t *testing.T) {
 	b.WriteString("\n| Exercise | Difficulty | Topics | Samples (score out of 10) |\n|---|---|---|---|\n")
 	for _, ex := range exercises(t) {
 		var samples []string
+		if ss := ex.Spec.SetupScore; ss != nil {
+			samples = append(samples, fmt.Sprintf("setup %d", ss.Score))
+		}
 		for _, s := range ex.Spec.Samples {
 			samples = append(samples, fmt.Sprintf("`%s` %d", s.Path, s.Score))
 		}
@@ -312,6 +320,79 @@ func TestSpreadSamplesScoreTheSameEveryTime(t *testing.T) {
 				}
 			}
 			t.Logf("%s: scores over %d gradings: %v", s.Path, runs, scores)
+		})
+	}
+}
+
+// TestFixExercisesLive runs the live loop of every exercise that
+// documents its setup score, on one cluster each: after setup, a check
+// scores exactly the documented low score and fails the documented
+// checks; deleting any protected object is refused with the policy's
+// message; after the reference solution is applied, a check scores full
+// marks (the solution is also graded on a fresh cluster by
+// TestExerciseSamples).
+func TestFixExercisesLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs on real clusters; skipped with -short")
+	}
+	for _, ex := range exercises(t) {
+		ss := ex.Spec.SetupScore
+		if ss == nil {
+			continue
+		}
+		t.Run(ex.Metadata.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.WithoutCancel(t.Context())
+			s, err := enginetest.Runner(t).Start(ctx, ex.Metadata.Name+"-live", ex.Spec.Cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if _, err := s.Close(ctx, false); err != nil {
+					t.Error(err)
+				}
+			})
+			if _, err := s.SetupExercise(ctx, ex); err != nil {
+				t.Fatal(err)
+			}
+			o := engine.CheckOptions{Final: true, Patience: 5 * time.Second}
+			g := s.CheckExercise(ctx, ex, o)
+			if g.Score != ss.Score || !slices.Equal(g.Failed(), ss.Fails) {
+				t.Errorf("setup state: %d/%d, failed %q; want %d, failed %q%s", g.Score, g.Max, g.Failed(), ss.Score, ss.Fails, report(g))
+			}
+			for _, p := range ex.Spec.Protect {
+				args := []string{"delete", p.Kind, p.Name}
+				if p.Namespace != "" {
+					args = append(args, "-n", p.Namespace)
+				}
+				src, _ := json.Marshal(map[string]any{"kubectl": map[string]any{"args": args, "expectError": true, "expectOutput": regexp.QuoteMeta(p.DefaultMessage())}})
+				op, err := s.Prepare(string(src), ex.Dir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := s.Exec(ctx, op); r.Status != engine.Passed {
+					t.Errorf("kubectl %s: want the policy's denial: %s\n%s", strings.Join(args, " "), r.Error, r.Output)
+				}
+			}
+			sub, err := engine.ReadSubmission(filepath.Join(ex.Dir(), "solution"), &ex.Spec.Submission)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ag, err := s.ApplySubmission(ctx, ex, sub); err != nil {
+				t.Fatal(err)
+			} else {
+				for _, o := range ag.Objects {
+					if !o.Applied {
+						t.Errorf("apply %s: %s", o.Object, o.Error)
+					}
+				}
+			}
+			// The controllers need a moment after the fix: allow the
+			// checks their own timeouts.
+			o.Patience = 0
+			if g := s.CheckExercise(ctx, ex, o); g.Score != g.Max {
+				t.Errorf("after the solution: %d/%d, failed %q%s", g.Score, g.Max, g.Failed(), report(g))
+			}
 		})
 	}
 }

@@ -245,9 +245,10 @@ func appendStepSummary(fn func(io.Writer) error) error {
 func newExerciseCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exercise",
-		Short: "Show, scaffold, validate and list graded exercises",
+		Short: "Show, scaffold, validate and list graded exercises; start and stop one on a live cluster",
 	}
-	cmd.AddCommand(newExerciseShowCommand(g), newExerciseInitCommand(g), newExerciseValidateCommand(g), newExerciseListCommand(g))
+	cmd.AddCommand(newExerciseShowCommand(g), newExerciseInitCommand(g), newExerciseValidateCommand(g), newExerciseListCommand(g),
+		newExerciseStartCommand(g), newExerciseStopCommand(g))
 	return cmd
 }
 

@@ -1,0 +1,119 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLiveExerciseLoop is a learner's session, scripted, on one cluster:
+// exercise start, check (the setup's low score, exit 1), a bypass refused
+// by the exercise's admission policy, check --watch turning green while
+// the fix is applied with kubelab kubectl, check and check --final at full
+// marks, exercise stop leaving nothing behind.
+func TestLiveExerciseLoop(t *testing.T) {
+	bin := binOrSkip(t)
+	home, name := t.TempDir(), fmt.Sprintf("live-%d", os.Getpid())
+	root := filepath.Join("..", "..", "..")
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--home", home, "--name", name}, args...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "KUBELAB_NAME=", "KUBECONFIG=")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("kubelab %s: %v", strings.Join(args, " "), err)
+		}
+		return string(out), 0
+	}
+	out, code := run("exercise", "start", "exercises/fix-service-selector")
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(home, "clusters", name)); err == nil {
+			down(t, bin, home, name)
+		}
+	})
+	if code != 0 || !strings.Contains(out, "export KUBECONFIG=") || !strings.Contains(out, "answers nobody") {
+		t.Fatalf("exercise start: exit %d\n%s", code, out)
+	}
+
+	if out, code := run("check"); code != 1 || !strings.Contains(out, "Score: 3/10, FAILED") || !strings.Contains(out, "hint: Compare the Service's selector") {
+		t.Errorf("check after setup: exit %d, want 1 and 3/10 with hints\n%s", code, out)
+	}
+	if out, code := run("kubectl", "delete", "service", "web"); code == 0 || !strings.Contains(out, "Service default/web is part of the exercise: repair it in place") {
+		t.Errorf("kubectl delete service web: exit %d, want the policy's denial\n%s", code, out)
+	}
+
+	// check --watch off a terminal prints each evaluation and returns once
+	// every check passes.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	watch := exec.CommandContext(ctx, bin, "check", "--watch", "--patience", "2s", "--home", home, "--name", name)
+	watch.Dir, watch.Env = root, append(os.Environ(), "KUBELAB_NAME=", "KUBECONFIG=")
+	wout := &lockedBuffer{}
+	watch.Stdout, watch.Stderr = wout, wout
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(wout.String(), "Score: ") { // the first evaluation, before the fix
+		if ctx.Err() != nil {
+			t.Fatalf("check --watch printed no evaluation:\n%s", wout.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, patch := range []string{`{"spec":{"selector":{"app":"web"}}}`, `{"spec":{"ports":[{"port":80,"targetPort":"http"}]}}`} {
+		if out, code := run("kubectl", "patch", "service", "web", "--type=merge", "-p", patch); code != 0 {
+			t.Errorf("kubectl patch: exit %d\n%s", code, out)
+		}
+	}
+	if err := watch.Wait(); err != nil || !strings.Contains(wout.String(), "Score: 10/10, PASSED") || !strings.Contains(wout.String(), "evaluation 1: 3/10") {
+		t.Errorf("check --watch: %v, want it to start at 3/10 and return at 10/10\n%s", err, wout.String())
+	}
+
+	if out, code := run("check"); code != 0 || !strings.Contains(out, "Score: 10/10, PASSED") {
+		t.Errorf("check after the fix: exit %d\n%s", code, out)
+	}
+	if out, code := run("check", "--final"); code != 0 || !strings.Contains(out, "Score: 10/10, PASSED") {
+		t.Errorf("check --final: exit %d\n%s", code, out)
+	}
+	if out, code := run("exercise", "stop"); code != 0 {
+		t.Errorf("exercise stop: exit %d\n%s", code, out)
+	}
+	if pids := clusterPIDs(home, name); len(pids) > 0 {
+		t.Errorf("processes left after exercise stop: %v", pids)
+	}
+	if _, err := os.Stat(filepath.Join(home, "clusters", name)); !os.IsNotExist(err) {
+		t.Errorf("state directory left after exercise stop (%v)", err)
+	}
+	if out, code := run("check"); code != 2 {
+		t.Errorf("check without a cluster: exit %d, want 2\n%s", code, out)
+	}
+}
+
+// lockedBuffer is an output buffer a test reads while a process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
