@@ -72,7 +72,7 @@ func Up(ctx context.Context, newBackend NewBackend, cases []Case, runs int, say 
 		row := UpRow{Case: c, Runs: runs}
 		var usable, pss []float64
 		for i := range runs {
-			u, m, err := upOnce(ctx, newBackend, c)
+			u, m, err := upOnce(ctx, newBackend, c, i+1)
 			if err != nil {
 				return rows, fmt.Errorf("bench %s on %s, run %d: %w", c.Name, c.Backend, i+1, err)
 			}
@@ -85,8 +85,13 @@ func Up(ctx context.Context, newBackend NewBackend, cases []Case, runs int, say 
 	return rows, nil
 }
 
-func upOnce(ctx context.Context, newBackend NewBackend, c Case) (usable, pssMiB float64, err error) {
-	b, err := newBackend(c.Backend, c.Topology)
+func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable, pssMiB float64, err error) {
+	// A name per run: client-go caches TLS transports by the certificate
+	// files' paths, so a cluster booted again under the same name (new
+	// certificates, same paths) would be dialled with the old CA.
+	t := c.Topology
+	t.Name = fmt.Sprintf("%s-%d", t.Name, run)
+	b, err := newBackend(c.Backend, t)
 	if err != nil {
 		return 0, 0, err
 	}
