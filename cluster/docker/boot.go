@@ -43,7 +43,10 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 		if c.Role == cluster.RoleAPIServer {
 			// The audit log is written straight to the host, where kubelab
 			// tails it.
-			dir := b.auditDir(c.Name)
+			dir, err := filepath.Abs(b.auditDir(c.Name))
+			if err != nil {
+				return err
+			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}

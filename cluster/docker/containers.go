@@ -27,7 +27,12 @@ import (
 
 // run starts a control-plane container with the PKI directory copied in.
 func (b *Backend) run(ctx context.Context, name string, role cluster.Role, image string, cmd []string, pk *pkiDir, ports []string, mods func(*container.HostConfig)) error {
-	return b.runWith(ctx, name, role, image, cmd, pk.files(), ports, nil, mods)
+	return b.runWith(ctx, name, role, image, cmd, nil, ports, nil, func(hc *container.HostConfig) {
+		pk.mount(hc)
+		if mods != nil {
+			mods(hc)
+		}
+	})
 }
 
 func (b *Backend) runWith(ctx context.Context, name string, role cluster.Role, image string, cmd []string, files []testcontainers.ContainerFile, ports, entrypoint []string, mods func(*container.HostConfig)) error {
@@ -93,7 +98,6 @@ func (b *Backend) startWorker(ctx context.Context, n cluster.NodeSpec, pk *pkiDi
 		Labels:         b.labels(n.Name, string(cluster.RoleNode)),
 		Networks:       []string{b.netName},
 		NetworkAliases: map[string][]string{b.netName: {n.Name}},
-		Files:          pk.files(),
 		Env: map[string]string{
 			"KUBELET_ARGS":    strings.Join(kubelet, " "),
 			"KUBE_PROXY_ARGS": strings.Join(proxy, " "),
@@ -108,6 +112,7 @@ func (b *Backend) startWorker(ctx context.Context, n cluster.NodeSpec, pk *pkiDi
 			hc.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"}
 			hc.DeviceCgroupRules = []string{"a *:* rwm"}
 			hc.CgroupnsMode = container.CgroupnsModePrivate
+			pk.mount(hc)
 			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: vol, Target: "/var/lib/containerd",
 				VolumeOptions: &mount.VolumeOptions{Labels: b.labels(n.Name, "volume")}})
 		},
