@@ -125,3 +125,15 @@ type APIServer struct {
 	Name  string `expr:"name"`
 	Ready bool   `expr:"ready"` // GET /readyz answered 200
 }
+
+// CommandResult is what a kubectl or script operation with bind: NAME
+// records: later expressions read NAME.stdout, NAME.exitCode and, when
+// stdout is a JSON document (kubectl -o json), NAME.json.
+type CommandResult struct {
+	Stdout   string `expr:"stdout"` // stdout, trailing newlines trimmed
+	Stderr   string `expr:"stderr"`
+	ExitCode int    `expr:"exitCode"` // 0 on success; -1 when it did not run
+	// JSON is stdout parsed as JSON (objects are map[string]any), nil when
+	// stdout is not JSON.
+	JSON any `expr:"json"`
+}

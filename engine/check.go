@@ -16,6 +16,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 var (
@@ -45,6 +46,7 @@ type checker struct {
 	reserved map[string]bool         // names a binding cannot take
 	recorded map[string]Pos          // every valid record name, first occurrence
 	bindings map[string]reflect.Type // recorded so far, in document order
+	boundAt  map[string]Pos          // where each binding got its type
 	broken   map[string]bool         // bindings whose expression did not compile
 }
 
@@ -56,6 +58,7 @@ func newChecker(d *decoder, dir string, data []byte) *checker {
 		reserved: map[string]bool{},
 		recorded: map[string]Pos{},
 		bindings: map[string]reflect.Type{},
+		boundAt:  map[string]Pos{},
 		broken:   map[string]bool{},
 	}
 	for _, names := range [][]string{assertions.Names(), builtin.Names, exprKeywords()} {
@@ -99,9 +102,13 @@ func (c *checker) check(l *Lab) {
 	}
 	c.steps(l.Spec.Steps)
 	eachOperation(l, func(op *Operation, path string) {
-		if r := op.Record; r != nil && identifierRE.MatchString(r.Name) && !c.reserved[r.Name] {
-			if _, dup := c.recorded[r.Name]; !dup {
-				c.recorded[r.Name] = c.at(path + ".record.name")
+		b, ok := op.op().(ops.Binder)
+		if !ok {
+			return
+		}
+		if name, field := b.Binding(); identifierRE.MatchString(name) && !c.reserved[name] {
+			if _, dup := c.recorded[name]; !dup {
+				c.recorded[name] = c.at(joinPath(path+"."+op.Kind(), field))
 			}
 		}
 	})
@@ -351,5 +358,32 @@ func (c *checker) bind(name string, comp *assertions.Compiled, path string) {
 	if comp != nil {
 		t = comp.Type
 	}
-	c.bindings[name], c.broken[name] = t, comp == nil
+	c.bindType(name, t, comp == nil, path)
+}
+
+// bindType records a binding of type t (nil when unknown). A name keeps
+// the type it was first given: expressions between two bindings of the
+// same name were checked against the first type, and a later one of
+// another type would silently change what they mean.
+func (c *checker) bindType(name string, t reflect.Type, broken bool, path string) {
+	if old, bound := c.bindings[name]; bound && !c.broken[name] && !broken && old != t {
+		c.errorAt(path, "binding %q already has type %s (bound at line %d); binding it again as %s would change its type: pick another name",
+			name, typeName(old), c.boundAt[name].Line, typeName(t))
+		return
+	}
+	if _, bound := c.bindings[name]; !bound {
+		c.boundAt[name] = c.at(path)
+	}
+	c.bindings[name], c.broken[name] = t, broken
+}
+
+// typeName names a binding's type as expressions see it.
+func typeName(t reflect.Type) string {
+	switch {
+	case t == nil:
+		return "value of unknown type"
+	case t.PkgPath() == reflect.TypeFor[assertions.Raft]().PkgPath():
+		return t.Name() // Raft, CommandResult...
+	}
+	return t.String()
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"regexp"
 	"time"
 
@@ -48,6 +49,17 @@ func (o *opChecker) Expr(src, field string, asBool bool) *assertions.Compiled {
 
 func (o *opChecker) Bind(name string, comp *assertions.Compiled, field string) {
 	o.c.bind(name, comp, o.path(field))
+}
+
+func (o *opChecker) BindType(name string, t reflect.Type, field string) {
+	if name == "" {
+		return
+	}
+	if !identifierRE.MatchString(name) || o.c.reserved[name] {
+		o.c.bind(name, nil, o.path(field)) // reports the name
+		return
+	}
+	o.c.bindType(name, t, false, o.path(field))
 }
 
 func (o *opChecker) Objects(file, manifest, field string) []ops.Object {

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"time"
 
@@ -41,6 +42,15 @@ type Timed interface {
 // did not compile.
 type Expression interface {
 	Compiled() *assertions.Compiled
+}
+
+// Binder is an Operation that binds a name for later expressions (record,
+// kubectl and script with bind): the loader learns every name before it
+// checks the expressions, to tell "used before it is recorded" from
+// "unknown".
+type Binder interface {
+	// Binding is the bound name ("" = none) and the field that sets it.
+	Binding() (name, field string)
 }
 
 // Env is what an operation runs against: the lab's cluster, its clients,
@@ -90,6 +100,9 @@ type Checker interface {
 	Expr(src, field string, asBool bool) *assertions.Compiled
 	// Bind records a binding for the expressions after it.
 	Bind(name string, c *assertions.Compiled, field string)
+	// BindType records a binding of a known type (e.g. a command's
+	// result) for the expressions after it.
+	BindType(name string, t reflect.Type, field string)
 	// Objects parses the objects of exactly one of file (relative to the
 	// lab file) and manifest (inline), reported at field.
 	Objects(file, manifest, field string) []Object
