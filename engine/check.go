@@ -228,6 +228,9 @@ func (c *checker) operation(op *Operation, path string) {
 
 // body validates one operation's body through its kind.
 func (c *checker) body(op *Operation, part opPart, p string) {
+	if ts := c.templates(part.spec, p); len(ts) > 0 {
+		op.templates = ts
+	}
 	part.op().Validate(&opChecker{c: c, op: op, base: p})
 }
 

@@ -106,6 +106,13 @@ func (s *Step) Pos() Pos { return s.pos }
 // Operation does one thing to or checks one thing about the cluster. Exactly
 // one of its operation fields (apply, kill, wait...) is set; description and
 // timeout are common to all.
+//
+// String arguments may hold templates: "${before.leader}" is replaced,
+// when the operation runs, by the value of a binding path (a binding, then
+// fields and list indexes), checked at load time; "$${" is a literal "${".
+// Fields compiled at load time (expr, until, expectOutput, expectError,
+// manifest, file, patch) take none; in script.command a "${VAR}" that
+// names no binding is left to the shell.
 type Operation struct {
 	// Description explains the operation.
 	Description string `json:"description,omitempty" yaml:"description,omitempty"`
@@ -177,7 +184,8 @@ type Operation struct {
 	// later expressions can use.
 	Record *RecordOp `json:"record,omitempty" yaml:"record,omitempty"`
 
-	pos Pos
+	pos       Pos
+	templates map[string]*template // the body's ${...} strings, by field
 }
 
 // Kind returns the operation's key (apply, kill, wait...), or "" when none is

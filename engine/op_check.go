@@ -36,8 +36,19 @@ func (o *opChecker) Suggest(name string, candidates []string) string {
 	return suggest(name, candidates)
 }
 
-func (o *opChecker) Node(name, field string)   { o.c.node(name, o.path(field)) }
-func (o *opChecker) Target(name, field string) { o.c.target(name, o.path(field)) }
+// Node and Target leave templated names to the run (their templates are
+// checked on their own).
+func (o *opChecker) Node(name, field string) {
+	if !hasTemplate(name) {
+		o.c.node(name, o.path(field))
+	}
+}
+
+func (o *opChecker) Target(name, field string) {
+	if !hasTemplate(name) {
+		o.c.target(name, o.path(field))
+	}
+}
 
 func (o *opChecker) Regexp(src, field string) *regexp.Regexp {
 	return o.c.regexp(src, o.path(field))

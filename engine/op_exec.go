@@ -15,6 +15,14 @@ func (x *run) exec(ctx context.Context, op *Operation) (string, error) {
 	if o == nil {
 		return "", errors.New("operation has no kind")
 	}
+	if len(op.templates) > 0 {
+		body, err := rendered(ctx, op.Spec(), op.templates, x.live, x.bindings)
+		if err != nil {
+			return "", err
+		}
+		k, _ := ops.Lookup(op.Kind())
+		o = k.Bind(body)
+	}
 	return o.Exec(ctx, x)
 }
 
