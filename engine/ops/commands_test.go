@@ -1,8 +1,18 @@
 package ops
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/cluster"
 )
 
 func TestCapture(t *testing.T) {
@@ -42,5 +52,56 @@ func TestCapture(t *testing.T) {
 	res, _, err := capture(exec.Command("/nonexistent/binary"))
 	if err == nil || res.ExitCode != -1 {
 		t.Errorf("a command that did not start: exit %d, err %v; want -1 and an error", res.ExitCode, err)
+	}
+}
+
+// bindEnv is the part of Env a command uses without a cluster: bindings.
+type bindEnv struct {
+	Env // nil: other methods are not called
+	b   map[string]any
+}
+
+func (e *bindEnv) Bind(name string, v any)  { e.b[name] = v }
+func (e *bindEnv) Bindings() map[string]any { return e.b }
+func (e *bindEnv) View() View               { return nil }
+
+func TestRetry(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "n")
+	// Each attempt counts; it exits 0 from the third on.
+	script := fmt.Sprintf(`n=$(( $(cat %[1]s 2>/dev/null || echo 0) + 1 )); echo $n > %[1]s; echo $n; [ $n -ge 3 ]`, counter)
+	mk := func(ctx context.Context) *exec.Cmd { return exec.CommandContext(ctx, "sh", "-c", script) }
+	zero, seven := 0, 7
+	until, err := assertions.Compile(`out.stdout == "4"`, map[string]reflect.Type{"out": commandResultType}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		retry *Retry
+		want  string // in the output, or in the error when fail
+		fail  bool
+	}{
+		{"exit code", &Retry{ExitCode: &zero}, "passed at attempt 3", false},
+		{"until", &Retry{until: until}, "passed at attempt 4", false},
+		{"never", &Retry{ExitCode: &seven, Timeout: cluster.Duration{Duration: 700 * time.Millisecond}}, "no attempt passed", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(counter)
+			env := &bindEnv{b: map[string]any{}}
+			out, err := runCommand(context.Background(), env, command{what: "count", bind: "out", retry: tc.retry}, mk)
+			got := out
+			if err != nil {
+				got = err.Error()
+			}
+			if (err != nil) != tc.fail || !strings.Contains(got, tc.want) {
+				t.Fatalf("runCommand = %q, %v; want %q (failure: %v)", out, err, tc.want, tc.fail)
+			}
+			if tc.fail && !strings.Contains(got, ", want 7") {
+				t.Errorf("the error does not say why the last attempt failed: %v", err)
+			}
+			if res, _ := env.b["out"].(assertions.CommandResult); res.Stdout == "" {
+				t.Errorf("the last attempt's result is not bound: %#v", env.b["out"])
+			}
+		})
 	}
 }
