@@ -2,14 +2,19 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
@@ -101,6 +106,38 @@ func TestRetry(t *testing.T) {
 			}
 			if res, _ := env.b["out"].(assertions.CommandResult); res.Stdout == "" {
 				t.Errorf("the last attempt's result is not bound: %#v", env.b["out"])
+			}
+		})
+	}
+}
+
+func TestExpectRefusal(t *testing.T) {
+	re := regexp.MustCompile(`exceeded quota`)
+	quota := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "c", errors.New("exceeded quota: q, requested: count/configmaps=1"))
+	wrapped := fmt.Errorf("apply configmap/c (lab.yaml:3:5): %w", quota)
+	for _, tc := range []struct {
+		name string
+		err  error
+		re   *regexp.Regexp
+		ok   bool
+	}{
+		{"refused as expected", wrapped, re, true},
+		{"succeeded", nil, re, false},
+		{"refused for another reason", apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "c"), re, false},
+		// The operation's own wrapping is not the apiserver's message.
+		{"match in the wrapping only", wrapped, regexp.MustCompile(`lab\.yaml`), false},
+		{"not an apiserver answer", errors.New("dial tcp: connection refused"), regexp.MustCompile(`refused`), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := ExpectRefusal("apply c", "", tc.err, tc.re)
+			if (err == nil) != tc.ok {
+				t.Fatalf("ExpectRefusal = %q, %v; want ok %v", out, err, tc.ok)
+			}
+			if tc.ok && !strings.Contains(out, "refused as expected") {
+				t.Errorf("output %q does not say it was refused", out)
+			}
+			if !tc.ok && tc.err != nil && !errors.Is(err, tc.err) {
+				t.Errorf("the refusal is not in the chain: %v", err)
 			}
 		})
 	}
