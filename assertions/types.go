@@ -10,18 +10,20 @@ package assertions
 
 // Pod is what expressions see of a Pod.
 type Pod struct {
-	Name       string            `expr:"name"`
-	Namespace  string            `expr:"namespace"`
-	Phase      string            `expr:"phase"`
-	Node       string            `expr:"node"`
-	IP         string            `expr:"ip"`
-	Ready      bool              `expr:"ready"`
-	Restarts   int               `expr:"restarts"`
-	Labels     map[string]string `expr:"labels"`
-	Conditions map[string]string `expr:"conditions"` // type -> status
-	Deleting   bool              `expr:"deleting"`
-	Owner      string            `expr:"owner"` // Kind/name of the controller
-	Priority   int               `expr:"priority"`
+	Name        string            `expr:"name"`
+	Namespace   string            `expr:"namespace"`
+	Phase       string            `expr:"phase"`
+	Node        string            `expr:"node"`
+	IP          string            `expr:"ip"`
+	Ready       bool              `expr:"ready"`
+	Restarts    int               `expr:"restarts"`
+	Labels      map[string]string `expr:"labels"`
+	Conditions  map[string]string `expr:"conditions"` // type -> status
+	Deleting    bool              `expr:"deleting"`
+	Owner       string            `expr:"owner"` // Kind/name of the controller
+	Priority    int               `expr:"priority"`
+	Annotations map[string]string `expr:"annotations"`
+	Images      []string          `expr:"images"` // of its containers, in order
 }
 
 // Taint is a node taint.
@@ -52,6 +54,12 @@ type Deployment struct {
 	Ready     int    `expr:"ready"`
 	Available int    `expr:"available"`
 	Updated   int    `expr:"updated"`
+	// Revision is the rollout revision the deployment controller
+	// recorded (deployment.kubernetes.io/revision), 0 before it did.
+	Revision    int               `expr:"revision"`
+	Images      []string          `expr:"images"` // of its pod template's containers
+	Labels      map[string]string `expr:"labels"`
+	Annotations map[string]string `expr:"annotations"`
 }
 
 // ReplicaSet is what expressions see of a ReplicaSet.
@@ -61,6 +69,11 @@ type ReplicaSet struct {
 	Replicas  int    `expr:"replicas"`
 	Ready     int    `expr:"ready"`
 	Available int    `expr:"available"`
+	// Revision is the rollout revision of the Deployment it belongs to
+	// (deployment.kubernetes.io/revision).
+	Revision    int               `expr:"revision"`
+	Images      []string          `expr:"images"`
+	Annotations map[string]string `expr:"annotations"`
 }
 
 // Endpoint is one ready address of a Service (from its EndpointSlices).
