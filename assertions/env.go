@@ -307,7 +307,7 @@ func Compile(src string, bindings map[string]reflect.Type, asBool bool) (*Compil
 // unwatched names read state that no informer watches: expressions using
 // them must be re-evaluated by polling.
 var unwatched = map[string]bool{"raft": true, "elapsed": true, "components": true, "component": true, "apiservers": true,
-	"get": true, "list": true, "can": true}
+	"get": true, "list": true, "can": true, "probes": true}
 
 // maxArgs bounds the variadic helpers: one optional namespace each.
 var maxArgs = map[string]int{"pods": 2, "pod": 2, "deployment": 2, "replicasets": 2, "endpoints": 2, "allEndpoints": 2, "get": 3, "list": 3}

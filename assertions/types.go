@@ -150,3 +150,18 @@ type CommandResult struct {
 	// stdout is not JSON.
 	JSON any `expr:"json"`
 }
+
+// Probe is the record of a background probe (probe: {name: api, ...}), as
+// of the evaluation: probes.api.failures == 0, probes.api.maxGap < 2.
+type Probe struct {
+	Attempts  int `expr:"attempts"`
+	Successes int `expr:"successes"`
+	Failures  int `expr:"failures"`
+	// MaxGap is the longest time, in seconds, without a successful
+	// attempt since the probe started (the current gap included).
+	MaxGap float64 `expr:"maxGap"`
+	// Availability is successes / attempts (1 before the first attempt).
+	Availability float64 `expr:"availability"`
+	LastError    string  `expr:"lastError"`
+	Running      bool    `expr:"running"`
+}

@@ -183,6 +183,9 @@ type Operation struct {
 	// Record evaluates an expression and binds its value to a name that
 	// later expressions can use.
 	Record *RecordOp `json:"record,omitempty" yaml:"record,omitempty"`
+	// Probe starts a background probe that runs until the lab ends; later
+	// expressions read its record as probes.NAME.
+	Probe *ProbeOp `json:"probe,omitempty" yaml:"probe,omitempty"`
 
 	pos       Pos
 	templates map[string]*template // the body's ${...} strings, by field
@@ -305,4 +308,5 @@ type (
 	ScriptOp  = ops.ScriptOp
 	SleepOp   = ops.SleepOp
 	RecordOp  = ops.RecordOp
+	ProbeOp   = ops.ProbeOp
 )

@@ -46,7 +46,7 @@ func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*S
 	}
 	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
 	lab := &Lab{Metadata: Metadata{Name: name}}
-	x := &run{r: r, lab: lab, c: cluster.New(be, log), bindings: map[string]any{}, res: res}
+	x := &run{r: r, lab: lab, c: cluster.New(be, log), bindings: map[string]any{}, res: res, bg: &background{}}
 	x.progress("", "booting cluster %s (%s backend)", t.Name, be.Name())
 	start := time.Now()
 	if err := be.Up(ctx, func(e cluster.Event) { log.Debug("boot", "component", e.Component, "msg", e.Message) }); err != nil {
@@ -142,6 +142,7 @@ func (s *Session) Recovery() []Recovery { return recoveries(s.x.tl.events()) }
 // Close stops watching and tears the cluster down unless keep is set, in
 // which case it returns the kubeconfig of the cluster left running.
 func (s *Session) Close(ctx context.Context, keep bool) (string, error) {
+	s.x.stopBackground()
 	s.stop()
 	s.x.live.Close()
 	defer s.x.c.Close()

@@ -142,3 +142,26 @@ func TestExpectRefusal(t *testing.T) {
 		})
 	}
 }
+
+func TestProbeRecord(t *testing.T) {
+	r := &probeRecord{start: time.Now(), lastOK: time.Now()}
+	if p := r.snapshot(); p.Availability != 1 || p.Attempts != 0 || !p.Running {
+		t.Errorf("before any attempt: %+v", p)
+	}
+	r.add(nil, "")
+	r.add(errors.New("exit status 1"), "refused")
+	time.Sleep(30 * time.Millisecond)
+	r.add(nil, "")
+	p := r.snapshot()
+	if p.Attempts != 3 || p.Successes != 2 || p.Failures != 1 || p.Availability != 2.0/3 {
+		t.Errorf("counts: %+v", p)
+	}
+	if p.MaxGap < 0.03 || !strings.Contains(p.LastError, "refused") {
+		t.Errorf("maxGap %.3fs (want >= 30ms, the gap with no success), lastError %q", p.MaxGap, p.LastError)
+	}
+	r.stop()
+	time.Sleep(20 * time.Millisecond)
+	if q := r.snapshot(); q.Running || q.MaxGap != p.MaxGap {
+		t.Errorf("after stop: %+v", q)
+	}
+}

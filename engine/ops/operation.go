@@ -70,6 +70,12 @@ type Env interface {
 	Binary() string
 	// Fault notes a fault or repair in the timeline as it is applied.
 	Fault(a cluster.Action, subject string)
+	// Go runs f in the background until the lab (or session) ends; ctx
+	// ends then, and the end waits for f to return.
+	Go(f func(ctx context.Context))
+	// Probe makes the record of a background probe readable as
+	// probes.NAME: read is called at each evaluation.
+	Probe(name string, read func() assertions.Probe)
 }
 
 // View is the cluster as expressions see it, and a signal when it changes.
