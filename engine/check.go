@@ -48,6 +48,7 @@ type checker struct {
 	bindings map[string]reflect.Type // recorded so far, in document order
 	boundAt  map[string]Pos          // where each binding got its type
 	broken   map[string]bool         // bindings whose expression did not compile
+	probes   []string                // probe names started so far, in document order
 }
 
 func newChecker(d *decoder, dir string, data []byte) *checker {
@@ -232,6 +233,9 @@ func (c *checker) body(op *Operation, part opPart, p string) {
 		op.templates = ts
 	}
 	part.op().Validate(&opChecker{c: c, op: op, base: p})
+	if pr, ok := part.spec.(*ops.ProbeOp); ok && identifierRE.MatchString(pr.Name) && !slices.Contains(c.probes, pr.Name) {
+		c.probes = append(c.probes, pr.Name)
+	}
 }
 
 // regexp compiles an expectOutput pattern ("" = none).
@@ -298,6 +302,10 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 	}
 	comp, err := assertions.Compile(src, c.bindings, asBool)
 	if err == nil {
+		if name := c.unknownProbe(src); name != "" {
+			c.errorAt(path, "unknown probe %q: the probes started before this are %s%s", name, orNone(c.probes), suggest(name, c.probes))
+			return nil
+		}
 		return comp
 	}
 	for _, id := range exprIdentifiers(src) {
@@ -322,6 +330,45 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	c.errorAt(path, "invalid expression: %s", msg)
 	return nil
+}
+
+// unknownProbe is the first probes.NAME an expression reads that no
+// probe started before it has (probes is a map: the type checker
+// cannot tell).
+func (c *checker) unknownProbe(src string) string {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return ""
+	}
+	v := &probeVisitor{}
+	ast.Walk(&tree.Node, v)
+	for _, n := range v.names {
+		if !slices.Contains(c.probes, n) {
+			return n
+		}
+	}
+	return ""
+}
+
+type probeVisitor struct{ names []string }
+
+func (v *probeVisitor) Visit(n *ast.Node) {
+	m, ok := (*n).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == ops.ProbesBinding {
+		if s, ok := m.Property.(*ast.StringNode); ok {
+			v.names = append(v.names, s.Value)
+		}
+	}
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // exprIdentifiers lists the names an expression refers to.
