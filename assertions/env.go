@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -43,6 +44,14 @@ type View interface {
 	// nodes).
 	IPTables(ctx context.Context, node string) (IPTables, error)
 	CRI(ctx context.Context, node string) (CRI, error)
+	// Get reads any object (nil when it does not exist); List lists
+	// objects by label selector. Both ask the apiserver at each
+	// evaluation: they are polled, not watched.
+	Get(ctx context.Context, resource, namespace, name string) (map[string]any, error)
+	List(ctx context.Context, resource, namespace, selector string) ([]map[string]any, error)
+	// Can asks the apiserver, with a SubjectAccessReview, whether user may
+	// verb resource in namespace.
+	Can(ctx context.Context, user, verb, resource, namespace string) (bool, error)
 	Elapsed() float64
 }
 
@@ -89,31 +98,35 @@ func lookup[T any](ls *lookups, name string, args ...any) func(T, error) T {
 // the names expressions use.
 func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 	return map[string]any{
-		// pods("app=web") lists pods in "default" matching a label selector ("" = all).
-		"pods": func(selector string) []Pod {
-			return lookup[[]Pod](ls, "pods", selector)(v.Pods(ctx, DefaultNamespace, selector))
+		// pods("app=web") lists pods in "default" matching a label selector
+		// ("" = all); pods("app=web", "team") in namespace team.
+		"pods": func(selector string, namespace ...string) []Pod {
+			return lookup[[]Pod](ls, "pods", args(selector, namespace)...)(v.Pods(ctx, ns(namespace), selector))
 		},
 		// podsIn("kube-system", "k8s-app=dns") lists pods in a namespace.
 		"podsIn": func(namespace, selector string) []Pod {
 			return lookup[[]Pod](ls, "podsIn", namespace, selector)(v.Pods(ctx, namespace, selector))
 		},
 		// pod("web-0") gets one pod in "default"; .phase is "" if it does not exist.
-		"pod":   func(name string) Pod { return lookup[Pod](ls, "pod", name)(v.Pod(ctx, DefaultNamespace, name)) },
+		"pod": func(name string, namespace ...string) Pod {
+			return lookup[Pod](ls, "pod", args(name, namespace)...)(v.Pod(ctx, ns(namespace), name))
+		},
 		"nodes": func() []Node { return lookup[[]Node](ls, "nodes")(v.Nodes(ctx)) },
 		// node("worker-1").ready / .unschedulable / .taints
 		"node": func(name string) Node { return lookup[Node](ls, "node", name)(v.Node(ctx, name)) },
 		// deployment("web").available
-		"deployment": func(name string) Deployment {
-			return lookup[Deployment](ls, "deployment", name)(v.Deployment(ctx, DefaultNamespace, name))
+		// deployment("web", "team") in namespace team; .revision, .images.
+		"deployment": func(name string, namespace ...string) Deployment {
+			return lookup[Deployment](ls, "deployment", args(name, namespace)...)(v.Deployment(ctx, ns(namespace), name))
 		},
 		// replicasets("app=web") lists ReplicaSets in "default" by label selector.
-		"replicasets": func(selector string) []ReplicaSet {
-			return lookup[[]ReplicaSet](ls, "replicasets", selector)(v.ReplicaSets(ctx, DefaultNamespace, selector))
+		"replicasets": func(selector string, namespace ...string) []ReplicaSet {
+			return lookup[[]ReplicaSet](ls, "replicasets", args(selector, namespace)...)(v.ReplicaSets(ctx, ns(namespace), selector))
 		},
 		// endpoints("web") lists the READY endpoints of Service "web".
-		"endpoints": func(service string) []Endpoint {
+		"endpoints": func(service string, namespace ...string) []Endpoint {
 			var ready []Endpoint
-			for _, e := range lookup[[]Endpoint](ls, "endpoints", service)(v.Endpoints(ctx, DefaultNamespace, service)) {
+			for _, e := range lookup[[]Endpoint](ls, "endpoints", args(service, namespace)...)(v.Endpoints(ctx, ns(namespace), service)) {
 				if e.Ready {
 					ready = append(ready, e)
 				}
@@ -121,8 +134,26 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 			return ready
 		},
 		// allEndpoints("web") includes not-ready endpoints.
-		"allEndpoints": func(service string) []Endpoint {
-			return lookup[[]Endpoint](ls, "allEndpoints", service)(v.Endpoints(ctx, DefaultNamespace, service))
+		"allEndpoints": func(service string, namespace ...string) []Endpoint {
+			return lookup[[]Endpoint](ls, "allEndpoints", args(service, namespace)...)(v.Endpoints(ctx, ns(namespace), service))
+		},
+		// get("poddisruptionbudgets", "web-pdb", "team") is any object as a
+		// map (nil when it does not exist): .spec, .status, .metadata...
+		// Resources are named as kubectl names them (plural, kind, short
+		// name, "deployments.apps"). Polled, not watched.
+		"get": func(resource, name string, namespace ...string) map[string]any {
+			return lookup[map[string]any](ls, "get", append([]any{resource, name}, strs(namespace)...)...)(v.Get(ctx, resource, ns(namespace), name))
+		},
+		// list("configmaps", "app=web", "team") lists objects by label
+		// selector ("" = all), as maps. Polled, not watched.
+		"list": func(resource, selector string, namespace ...string) []map[string]any {
+			return lookup[[]map[string]any](ls, "list", append([]any{resource, selector}, strs(namespace)...)...)(v.List(ctx, resource, ns(namespace), selector))
+		},
+		// can("system:serviceaccount:team:reader", "delete", "pods", "team")
+		// asks the apiserver's authorizers (a SubjectAccessReview); ""
+		// namespace for cluster-scoped resources. Polled.
+		"can": func(user, verb, resource, namespace string) bool {
+			return lookup[bool](ls, "can", user, verb, resource, namespace)(v.Can(ctx, user, verb, resource, namespace))
 		},
 		// leader("kube-scheduler") is the component holding that kube-system lease.
 		"leader": func(lease string) string {
@@ -175,6 +206,28 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 			return lookup[Trace](ls, "trace", ref)(v.Trace(ctx, ns, name))
 		},
 	}
+}
+
+// ns is a helper's optional namespace argument: the first one given, or
+// DefaultNamespace.
+func ns(namespace []string) string {
+	if len(namespace) > 0 && namespace[0] != "" {
+		return namespace[0]
+	}
+	return DefaultNamespace
+}
+
+// args are a lookup's arguments as the expression wrote them.
+func args(first string, namespace []string) []any {
+	return append([]any{first}, strs(namespace)...)
+}
+
+func strs(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // Variables (not functions) of the environment, computed only when an
@@ -256,6 +309,9 @@ func Compile(src string, bindings map[string]reflect.Type, asBool bool) (*Compil
 	if filters.err != nil {
 		return nil, filters.err
 	}
+	if err := checkArity(prog); err != nil {
+		return nil, err
+	}
 	c := &Compiled{Source: src, Program: prog, uses: map[string]bool{}}
 	if t := prog.Node().Type(); t != nil && t.Kind() != reflect.Interface {
 		c.Type = t
@@ -277,7 +333,35 @@ func Compile(src string, bindings map[string]reflect.Type, asBool bool) (*Compil
 // unwatched names read state that no informer watches: expressions using
 // them must be re-evaluated by polling.
 var unwatched = map[string]bool{"raft": true, "elapsed": true, "components": true, "component": true, "apiservers": true,
-	"iptables": true, "cri": true}
+	"iptables": true, "cri": true, "get": true, "list": true, "can": true, "probes": true}
+
+// maxArgs bounds the variadic helpers: one optional namespace each.
+var maxArgs = map[string]int{"pods": 2, "pod": 2, "deployment": 2, "replicasets": 2, "endpoints": 2, "allEndpoints": 2, "get": 3, "list": 3}
+
+// checkArity reports a call of a helper with more arguments than it
+// takes: the type checker accepts any number for a variadic function.
+func checkArity(p *vm.Program) error {
+	v := &callVisitor{}
+	node := p.Node()
+	ast.Walk(&node, v)
+	return v.err
+}
+
+type callVisitor struct{ err error }
+
+func (v *callVisitor) Visit(n *ast.Node) {
+	c, ok := (*n).(*ast.CallNode)
+	if !ok || v.err != nil {
+		return
+	}
+	id, ok := c.Callee.(*ast.IdentifierNode)
+	if !ok {
+		return
+	}
+	if max, variadic := maxArgs[id.Value]; variadic && len(c.Arguments) > max {
+		v.err = fmt.Errorf("%s takes at most %d arguments (the last is an optional namespace), got %d", id.Value, max, len(c.Arguments))
+	}
+}
 
 // Polls reports whether the expression reads state that is not watched
 // (the Raft table, components, apiserver health, elapsed time), so a wait

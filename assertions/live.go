@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,7 +25,10 @@ import (
 // Live is a View over a running cluster. Kubernetes objects come from
 // client-go informers (a watch-fed cache, so evaluating is cheap and
 // Changed fires on every change); the Raft table, component states and
-// apiserver health are read from the cluster at each evaluation.
+// apiserver health are read from the cluster at each evaluation, and so
+// are get(), list() (a dynamic client over discovery: no informer watches
+// arbitrary kinds) and can() (a SubjectAccessReview); expressions using
+// them are polled.
 type Live struct {
 	c       *cluster.Cluster
 	start   time.Time
@@ -37,6 +41,8 @@ type Live struct {
 
 	httpc *http.Client
 	rest  *rest.Config
+
+	generic generic // get(), list(), can(): made on first use
 
 	audit        auditLog
 	auditFailure error // why an audit log could not be followed
@@ -162,7 +168,7 @@ func toPod(p *corev1.Pod) Pod {
 	out := Pod{
 		Name: p.Name, Namespace: p.Namespace, Phase: string(p.Status.Phase), Node: p.Spec.NodeName,
 		IP: p.Status.PodIP, Labels: p.Labels, Conditions: map[string]string{},
-		Deleting: p.DeletionTimestamp != nil,
+		Deleting: p.DeletionTimestamp != nil, Annotations: p.Annotations, Images: images(p.Spec.Containers),
 	}
 	if p.Spec.Priority != nil {
 		out.Priority = int(*p.Spec.Priority)
@@ -182,6 +188,24 @@ func toPod(p *corev1.Pod) Pod {
 		}
 	}
 	return out
+}
+
+// images lists the containers' images, in order.
+func images(cs []corev1.Container) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.Image)
+	}
+	return out
+}
+
+// revisionAnnotation is where the deployment controller records a
+// rollout's revision, on the Deployment and its ReplicaSets.
+const revisionAnnotation = "deployment.kubernetes.io/revision"
+
+func revision(annotations map[string]string) int {
+	n, _ := strconv.Atoi(annotations[revisionAnnotation])
+	return n
 }
 
 // Nodes implements View.
@@ -232,7 +256,8 @@ func (l *Live) Deployment(_ context.Context, namespace, name string) (Deployment
 	if err != nil {
 		return Deployment{Name: name}, notFoundIsNoError(err)
 	}
-	out := Deployment{Name: name, Exists: true, Ready: int(d.Status.ReadyReplicas), Available: int(d.Status.AvailableReplicas), Updated: int(d.Status.UpdatedReplicas)}
+	out := Deployment{Name: name, Exists: true, Ready: int(d.Status.ReadyReplicas), Available: int(d.Status.AvailableReplicas), Updated: int(d.Status.UpdatedReplicas),
+		Revision: revision(d.Annotations), Images: images(d.Spec.Template.Spec.Containers), Labels: d.Labels, Annotations: d.Annotations}
 	if d.Spec.Replicas != nil {
 		out.Replicas = int(*d.Spec.Replicas)
 	}
@@ -249,7 +274,8 @@ func (l *Live) ReplicaSets(_ context.Context, namespace, selector string) ([]Rep
 	sort.Slice(rss, func(i, j int) bool { return rss[i].Name < rss[j].Name })
 	out := make([]ReplicaSet, 0, len(rss))
 	for _, rs := range rss {
-		r := ReplicaSet{Name: rs.Name, Ready: int(rs.Status.ReadyReplicas), Available: int(rs.Status.AvailableReplicas)}
+		r := ReplicaSet{Name: rs.Name, Ready: int(rs.Status.ReadyReplicas), Available: int(rs.Status.AvailableReplicas),
+			Revision: revision(rs.Annotations), Images: images(rs.Spec.Template.Spec.Containers), Annotations: rs.Annotations}
 		if rs.Spec.Replicas != nil {
 			r.Replicas = int(*rs.Spec.Replicas)
 		}

@@ -10,18 +10,20 @@ package assertions
 
 // Pod is what expressions see of a Pod.
 type Pod struct {
-	Name       string            `expr:"name"`
-	Namespace  string            `expr:"namespace"`
-	Phase      string            `expr:"phase"`
-	Node       string            `expr:"node"`
-	IP         string            `expr:"ip"`
-	Ready      bool              `expr:"ready"`
-	Restarts   int               `expr:"restarts"`
-	Labels     map[string]string `expr:"labels"`
-	Conditions map[string]string `expr:"conditions"` // type -> status
-	Deleting   bool              `expr:"deleting"`
-	Owner      string            `expr:"owner"` // Kind/name of the controller
-	Priority   int               `expr:"priority"`
+	Name        string            `expr:"name"`
+	Namespace   string            `expr:"namespace"`
+	Phase       string            `expr:"phase"`
+	Node        string            `expr:"node"`
+	IP          string            `expr:"ip"`
+	Ready       bool              `expr:"ready"`
+	Restarts    int               `expr:"restarts"`
+	Labels      map[string]string `expr:"labels"`
+	Conditions  map[string]string `expr:"conditions"` // type -> status
+	Deleting    bool              `expr:"deleting"`
+	Owner       string            `expr:"owner"` // Kind/name of the controller
+	Priority    int               `expr:"priority"`
+	Annotations map[string]string `expr:"annotations"`
+	Images      []string          `expr:"images"` // of its containers, in order
 }
 
 // Taint is a node taint.
@@ -52,6 +54,12 @@ type Deployment struct {
 	Ready     int    `expr:"ready"`
 	Available int    `expr:"available"`
 	Updated   int    `expr:"updated"`
+	// Revision is the rollout revision the deployment controller
+	// recorded (deployment.kubernetes.io/revision), 0 before it did.
+	Revision    int               `expr:"revision"`
+	Images      []string          `expr:"images"` // of its pod template's containers
+	Labels      map[string]string `expr:"labels"`
+	Annotations map[string]string `expr:"annotations"`
 }
 
 // ReplicaSet is what expressions see of a ReplicaSet.
@@ -61,6 +69,11 @@ type ReplicaSet struct {
 	Replicas  int    `expr:"replicas"`
 	Ready     int    `expr:"ready"`
 	Available int    `expr:"available"`
+	// Revision is the rollout revision of the Deployment it belongs to
+	// (deployment.kubernetes.io/revision).
+	Revision    int               `expr:"revision"`
+	Images      []string          `expr:"images"`
+	Annotations map[string]string `expr:"annotations"`
 }
 
 // Endpoint is one ready address of a Service (from its EndpointSlices).
@@ -124,4 +137,31 @@ type Component struct {
 type APIServer struct {
 	Name  string `expr:"name"`
 	Ready bool   `expr:"ready"` // GET /readyz answered 200
+}
+
+// CommandResult is what a kubectl or script operation with bind: NAME
+// records: later expressions read NAME.stdout, NAME.exitCode and, when
+// stdout is a JSON document (kubectl -o json), NAME.json.
+type CommandResult struct {
+	Stdout   string `expr:"stdout"` // stdout, trailing newlines trimmed
+	Stderr   string `expr:"stderr"`
+	ExitCode int    `expr:"exitCode"` // 0 on success; -1 when it did not run
+	// JSON is stdout parsed as JSON (objects are map[string]any), nil when
+	// stdout is not JSON.
+	JSON any `expr:"json"`
+}
+
+// Probe is the record of a background probe (probe: {name: api, ...}), as
+// of the evaluation: probes.api.failures == 0, probes.api.maxGap < 2.
+type Probe struct {
+	Attempts  int `expr:"attempts"`
+	Successes int `expr:"successes"`
+	Failures  int `expr:"failures"`
+	// MaxGap is the longest time, in seconds, without a successful
+	// attempt since the probe started (the current gap included).
+	MaxGap float64 `expr:"maxGap"`
+	// Availability is successes / attempts (1 before the first attempt).
+	Availability float64 `expr:"availability"`
+	LastError    string  `expr:"lastError"`
+	Running      bool    `expr:"running"`
 }

@@ -16,6 +16,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 var (
@@ -45,7 +46,9 @@ type checker struct {
 	reserved map[string]bool         // names a binding cannot take
 	recorded map[string]Pos          // every valid record name, first occurrence
 	bindings map[string]reflect.Type // recorded so far, in document order
+	boundAt  map[string]Pos          // where each binding got its type
 	broken   map[string]bool         // bindings whose expression did not compile
+	probes   []string                // probe names started so far, in document order
 }
 
 func newChecker(d *decoder, dir string, data []byte) *checker {
@@ -56,6 +59,7 @@ func newChecker(d *decoder, dir string, data []byte) *checker {
 		reserved: map[string]bool{},
 		recorded: map[string]Pos{},
 		bindings: map[string]reflect.Type{},
+		boundAt:  map[string]Pos{},
 		broken:   map[string]bool{},
 	}
 	for _, names := range [][]string{assertions.Names(), builtin.Names, exprKeywords()} {
@@ -99,9 +103,13 @@ func (c *checker) check(l *Lab) {
 	}
 	c.steps(l.Spec.Steps)
 	eachOperation(l, func(op *Operation, path string) {
-		if r := op.Record; r != nil && identifierRE.MatchString(r.Name) && !c.reserved[r.Name] {
-			if _, dup := c.recorded[r.Name]; !dup {
-				c.recorded[r.Name] = c.at(path + ".record.name")
+		b, ok := op.op().(ops.Binder)
+		if !ok {
+			return
+		}
+		if name, field := b.Binding(); identifierRE.MatchString(name) && !c.reserved[name] {
+			if _, dup := c.recorded[name]; !dup {
+				c.recorded[name] = c.at(joinPath(path+"."+op.Kind(), field))
 			}
 		}
 	})
@@ -221,7 +229,13 @@ func (c *checker) operation(op *Operation, path string) {
 
 // body validates one operation's body through its kind.
 func (c *checker) body(op *Operation, part opPart, p string) {
+	if ts := c.templates(part.spec, p); len(ts) > 0 {
+		op.templates = ts
+	}
 	part.op().Validate(&opChecker{c: c, op: op, base: p})
+	if pr, ok := part.spec.(*ops.ProbeOp); ok && identifierRE.MatchString(pr.Name) && !slices.Contains(c.probes, pr.Name) {
+		c.probes = append(c.probes, pr.Name)
+	}
 }
 
 // regexp compiles an expectOutput pattern ("" = none).
@@ -288,6 +302,10 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 	}
 	comp, err := assertions.Compile(src, c.bindings, asBool)
 	if err == nil {
+		if name := c.unknownProbe(src); name != "" {
+			c.errorAt(path, "unknown probe %q: the probes started before this are %s%s", name, orNone(c.probes), suggest(name, c.probes))
+			return nil
+		}
 		return comp
 	}
 	for _, id := range exprIdentifiers(src) {
@@ -312,6 +330,45 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	c.errorAt(path, "invalid expression: %s", msg)
 	return nil
+}
+
+// unknownProbe is the first probes.NAME an expression reads that no
+// probe started before it has (probes is a map: the type checker
+// cannot tell).
+func (c *checker) unknownProbe(src string) string {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return ""
+	}
+	v := &probeVisitor{}
+	ast.Walk(&tree.Node, v)
+	for _, n := range v.names {
+		if !slices.Contains(c.probes, n) {
+			return n
+		}
+	}
+	return ""
+}
+
+type probeVisitor struct{ names []string }
+
+func (v *probeVisitor) Visit(n *ast.Node) {
+	m, ok := (*n).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == ops.ProbesBinding {
+		if s, ok := m.Property.(*ast.StringNode); ok {
+			v.names = append(v.names, s.Value)
+		}
+	}
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // exprIdentifiers lists the names an expression refers to.
@@ -351,5 +408,32 @@ func (c *checker) bind(name string, comp *assertions.Compiled, path string) {
 	if comp != nil {
 		t = comp.Type
 	}
-	c.bindings[name], c.broken[name] = t, comp == nil
+	c.bindType(name, t, comp == nil, path)
+}
+
+// bindType records a binding of type t (nil when unknown). A name keeps
+// the type it was first given: expressions between two bindings of the
+// same name were checked against the first type, and a later one of
+// another type would silently change what they mean.
+func (c *checker) bindType(name string, t reflect.Type, broken bool, path string) {
+	if old, bound := c.bindings[name]; bound && !c.broken[name] && !broken && old != t {
+		c.errorAt(path, "binding %q already has type %s (bound at line %d); binding it again as %s would change its type: pick another name",
+			name, typeName(old), c.boundAt[name].Line, typeName(t))
+		return
+	}
+	if _, bound := c.bindings[name]; !bound {
+		c.boundAt[name] = c.at(path)
+	}
+	c.bindings[name], c.broken[name] = t, broken
+}
+
+// typeName names a binding's type as expressions see it.
+func typeName(t reflect.Type) string {
+	switch {
+	case t == nil:
+		return "value of unknown type"
+	case t.PkgPath() == reflect.TypeFor[assertions.Raft]().PkgPath():
+		return t.Name() // Raft, CommandResult...
+	}
+	return t.String()
 }

@@ -51,7 +51,7 @@ func (r *Runner) Attach(ctx context.Context, name string, be cluster.Backend) (*
 func (r *Runner) newRun(name string, be cluster.Backend) *run {
 	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
 	lab := &Lab{Metadata: Metadata{Name: name}}
-	return &run{r: r, lab: lab, c: cluster.New(be, r.logger()), bindings: map[string]any{}, res: res}
+	return &run{r: r, lab: lab, c: cluster.New(be, r.logger()), bindings: map[string]any{}, res: res, bg: &background{}}
 }
 
 // session starts watching the cluster of x and returns the session.

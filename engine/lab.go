@@ -122,6 +122,13 @@ func (s *Step) Pos() Pos { return s.pos }
 // Operation does one thing to or checks one thing about the cluster. Exactly
 // one of its operation fields (apply, kill, wait...) is set; description and
 // timeout are common to all.
+//
+// String arguments may hold templates: "${before.leader}" is replaced,
+// when the operation runs, by the value of a binding path (a binding, then
+// fields and list indexes), checked at load time; "$${" is a literal "${".
+// Fields compiled at load time (expr, until, expectOutput, expectError,
+// manifest, file, patch) take none; in script.command a "${VAR}" that
+// names no binding is left to the shell.
 type Operation struct {
 	// Description explains the operation.
 	Description string `json:"description,omitempty" yaml:"description,omitempty"`
@@ -192,8 +199,12 @@ type Operation struct {
 	// Record evaluates an expression and binds its value to a name that
 	// later expressions can use.
 	Record *RecordOp `json:"record,omitempty" yaml:"record,omitempty"`
+	// Probe starts a background probe that runs until the lab ends; later
+	// expressions read its record as probes.NAME.
+	Probe *ProbeOp `json:"probe,omitempty" yaml:"probe,omitempty"`
 
-	pos Pos
+	pos       Pos
+	templates map[string]*template // the body's ${...} strings, by field
 }
 
 // Kind returns the operation's key (apply, kill, wait...), or "" when none is
@@ -313,4 +324,5 @@ type (
 	ScriptOp  = ops.ScriptOp
 	SleepOp   = ops.SleepOp
 	RecordOp  = ops.RecordOp
+	ProbeOp   = ops.ProbeOp
 )

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"regexp"
 	"time"
 
@@ -35,8 +36,19 @@ func (o *opChecker) Suggest(name string, candidates []string) string {
 	return suggest(name, candidates)
 }
 
-func (o *opChecker) Node(name, field string)   { o.c.node(name, o.path(field)) }
-func (o *opChecker) Target(name, field string) { o.c.target(name, o.path(field)) }
+// Node and Target leave templated names to the run (their templates are
+// checked on their own).
+func (o *opChecker) Node(name, field string) {
+	if !hasTemplate(name) {
+		o.c.node(name, o.path(field))
+	}
+}
+
+func (o *opChecker) Target(name, field string) {
+	if !hasTemplate(name) {
+		o.c.target(name, o.path(field))
+	}
+}
 
 func (o *opChecker) Regexp(src, field string) *regexp.Regexp {
 	return o.c.regexp(src, o.path(field))
@@ -48,6 +60,17 @@ func (o *opChecker) Expr(src, field string, asBool bool) *assertions.Compiled {
 
 func (o *opChecker) Bind(name string, comp *assertions.Compiled, field string) {
 	o.c.bind(name, comp, o.path(field))
+}
+
+func (o *opChecker) BindType(name string, t reflect.Type, field string) {
+	if name == "" {
+		return
+	}
+	if !identifierRE.MatchString(name) || o.c.reserved[name] {
+		o.c.bind(name, nil, o.path(field)) // reports the name
+		return
+	}
+	o.c.bindType(name, t, false, o.path(field))
 }
 
 func (o *opChecker) Objects(file, manifest, field string) []ops.Object {

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"regexp"
 	"time"
 
 	"kubelab.dev/kubelab/engine/ops"
@@ -27,8 +28,14 @@ type ManifestOp struct {
 	// Namespace for namespaced objects that do not set one. Default
 	// "default".
 	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	// ExpectError is a regular expression (RE2) the apiserver's refusal
+	// message must match: the operation passes only if the apiserver
+	// refuses it (admission, validation, quota, a conflict...) saying so,
+	// e.g. "exceeded quota" or "denied request".
+	ExpectError string `json:"expectError,omitempty" yaml:"expectError,omitempty"`
 
-	objects []Object
+	objects     []Object
+	expectError *regexp.Regexp
 }
 
 // Objects returns the objects of the file or manifest, parsed at load time.
@@ -54,8 +61,15 @@ func (o manifestOp) Summary() string {
 
 func (o manifestOp) DefaultTimeout() time.Duration { return 30 * time.Second }
 
-func (o manifestOp) Validate(c ops.Checker) { o.m.objects = c.Objects(o.m.File, o.m.Manifest, "") }
+func (o manifestOp) Validate(c ops.Checker) {
+	o.m.objects = c.Objects(o.m.File, o.m.Manifest, "")
+	o.m.expectError = c.Regexp(o.m.ExpectError, "expectError")
+}
 
 func (o manifestOp) Exec(ctx context.Context, env ops.Env) (string, error) {
-	return ops.ApplyObjects(ctx, env, o.m.Objects(), o.m.Namespace, o.create)
+	out, err := ops.ApplyObjects(ctx, env, o.m.Objects(), o.m.Namespace, o.create)
+	if o.m.expectError != nil {
+		return ops.ExpectRefusal(o.Summary(), out, err, o.m.expectError)
+	}
+	return out, err
 }

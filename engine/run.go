@@ -120,6 +120,7 @@ type run struct {
 	start    time.Time
 	res      *Result
 	clients  *api
+	bg       *background
 }
 
 // Run boots the lab's cluster, runs its steps and hooks, and tears the
@@ -148,7 +149,7 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	}
 	c := cluster.New(be, log)
 	defer c.Close()
-	x := &run{r: r, lab: lab, c: c, bindings: zeroBindings(lab.Bindings()), start: time.Now(), res: res}
+	x := &run{r: r, lab: lab, c: c, bindings: zeroBindings(lab.Bindings()), start: time.Now(), res: res, bg: &background{}}
 	x.progress("", "booting cluster %s (%s backend)", topo.Name, be.Name())
 	bootStart := time.Now()
 	err = be.Up(ctx, func(e cluster.Event) { log.Debug("boot", "component", e.Component, "msg", e.Message) })
@@ -183,6 +184,7 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	x.tl = newTimeline(x.start)
 	stopWatch := x.tl.watch(ctx, c, live)
 	x.runSteps(ctx)
+	x.stopBackground()
 	stopWatch()
 	res.Timeline = x.tl.events()
 	res.Traces = traces(ctx, live, res.Timeline)

@@ -139,6 +139,7 @@ func (s *Session) Recovery() []Recovery { return recoveries(s.x.tl.events()) }
 // Close stops watching and tears the cluster down unless keep is set, in
 // which case it returns the kubeconfig of the cluster left running.
 func (s *Session) Close(ctx context.Context, keep bool) (string, error) {
+	s.x.stopBackground()
 	s.stop()
 	s.x.live.Close()
 	defer s.x.c.Close()

@@ -186,12 +186,13 @@ func pollEvery(c *assertions.Compiled) time.Duration {
 // wait re-evaluates c on every watched change (and on a slow poll) until it
 // holds or ctx ends.
 func wait(ctx context.Context, env Env, c *assertions.Compiled) error {
-	view, bindings := env.View(), env.Bindings()
+	view := env.View()
 	start := time.Now()
 	tick := time.NewTicker(pollEvery(c))
 	defer tick.Stop()
 	var last error
 	for {
+		bindings := env.Bindings() // background probes update theirs
 		ok, err := assertions.Holds(ctx, c, view, bindings)
 		if ok {
 			return nil
@@ -212,7 +213,7 @@ func wait(ctx context.Context, env Env, c *assertions.Compiled) error {
 // refute checks c is false now (allowing the view watchLag to catch up),
 // or that it stays false for d.
 func refute(ctx context.Context, env Env, c *assertions.Compiled, d time.Duration) error {
-	view, bindings := env.View(), env.Bindings()
+	view := env.View()
 	start := time.Now()
 	settle := time.NewTimer(watchLag)
 	defer settle.Stop()
@@ -226,10 +227,10 @@ func refute(ctx context.Context, env Env, c *assertions.Compiled, d time.Duratio
 	defer tick.Stop()
 	held := func() error {
 		return &CheckFailure{Expr: c.Source, Want: "not to hold", Waited: time.Since(start),
-			Observed: assertions.Explain(ctx, c, view, bindings), Cause: errors.New("it held")}
+			Observed: assertions.Explain(ctx, c, view, env.Bindings()), Cause: errors.New("it held")}
 	}
 	for {
-		ok, err := assertions.Holds(ctx, c, view, bindings)
+		ok, err := assertions.Holds(ctx, c, view, env.Bindings())
 		switch {
 		case err != nil:
 			return &CheckFailure{Expr: c.Source, Want: "not to hold", Waited: time.Since(start), Cause: err}

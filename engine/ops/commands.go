@@ -1,13 +1,21 @@
 package ops
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/cluster"
 )
 
 func init() {
@@ -26,9 +34,21 @@ type KubectlOp struct {
 	// ExpectOutput is a regular expression the combined output must match
 	// (RE2 syntax), e.g. "410|Gone" or "^no$".
 	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
+	// Stdin is given to kubectl on its standard input, e.g. a manifest for
+	// `apply -f -`.
+	Stdin string `json:"stdin,omitempty" yaml:"stdin,omitempty"`
+	// Bind names the result for later expressions: NAME.stdout,
+	// NAME.stderr, NAME.exitCode and NAME.json (stdout parsed, with -o
+	// json). It is bound even when the operation fails.
+	Bind string `json:"bind,omitempty" yaml:"bind,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
+	// Retry runs kubectl again, backing off, until an attempt passes.
+	Retry *Retry `json:"retry,omitempty" yaml:"retry,omitempty"`
 
 	expect *regexp.Regexp
 }
+
+// Binding is the name the result is bound to.
+func (k *KubectlOp) Binding() (name, field string) { return k.Bind, "bind" }
 
 // Summary shows the command line.
 func (k *KubectlOp) Summary() string { return "kubectl " + strings.Join(k.Args, " ") }
@@ -36,12 +56,18 @@ func (k *KubectlOp) Summary() string { return "kubectl " + strings.Join(k.Args, 
 // DefaultTimeout is that of a command.
 func (k *KubectlOp) DefaultTimeout() time.Duration { return slowTimeout }
 
-// Validate checks the arguments and compiles expectOutput.
+// OwnDuration is the retries' timeout.
+func (k *KubectlOp) OwnDuration() time.Duration { return k.Retry.duration() }
+
+// Validate checks the arguments, compiles expectOutput and the retry's
+// condition and binds the result's name.
 func (k *KubectlOp) Validate(c Checker) {
 	if k.Args != nil && len(k.Args) == 0 {
 		c.Errorf("args", "want at least one argument")
 	}
 	k.expect = c.Regexp(k.ExpectOutput, "expectOutput")
+	c.BindType(k.Bind, commandResultType, "bind")
+	k.Retry.validate(c, k.ExpectError)
 }
 
 // Exec runs the built-in kubectl against the lab cluster.
@@ -50,9 +76,15 @@ func (k *KubectlOp) Exec(ctx context.Context, env Env) (string, error) {
 	if k.Namespace != "" {
 		args = append(args, "--namespace", k.Namespace)
 	}
-	cmd := exec.CommandContext(ctx, env.Binary(), args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Cluster().Access().Kubeconfig)
-	return runCommand(cmd, "kubectl "+strings.Join(k.Args, " "), k.ExpectError, k.expect)
+	return runCommand(ctx, env, command{what: "kubectl " + strings.Join(k.Args, " "), expectError: k.ExpectError,
+		expect: k.expect, bind: k.Bind, retry: k.Retry}, func(ctx context.Context) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, env.Binary(), args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Cluster().Access().Kubeconfig)
+		if k.Stdin != "" {
+			cmd.Stdin = strings.NewReader(k.Stdin)
+		}
+		return cmd
+	})
 }
 
 // ScriptOp runs a shell command.
@@ -63,9 +95,18 @@ type ScriptOp struct {
 	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
 	// ExpectOutput is a regular expression the combined output must match.
 	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
+	// Bind names the result for later expressions: NAME.stdout,
+	// NAME.stderr, NAME.exitCode and NAME.json (stdout parsed, when it is
+	// JSON). It is bound even when the operation fails.
+	Bind string `json:"bind,omitempty" yaml:"bind,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
+	// Retry runs the command again, backing off, until an attempt passes.
+	Retry *Retry `json:"retry,omitempty" yaml:"retry,omitempty"`
 
 	expect *regexp.Regexp
 }
+
+// Binding is the name the result is bound to.
+func (s *ScriptOp) Binding() (name, field string) { return s.Bind, "bind" }
 
 // Summary shows the command.
 func (s *ScriptOp) Summary() string { return "script " + s.Command }
@@ -73,26 +114,182 @@ func (s *ScriptOp) Summary() string { return "script " + s.Command }
 // DefaultTimeout is that of a command.
 func (s *ScriptOp) DefaultTimeout() time.Duration { return slowTimeout }
 
-// Validate compiles expectOutput.
-func (s *ScriptOp) Validate(c Checker) { s.expect = c.Regexp(s.ExpectOutput, "expectOutput") }
+// OwnDuration is the retries' timeout.
+func (s *ScriptOp) OwnDuration() time.Duration { return s.Retry.duration() }
+
+// Validate compiles expectOutput and the retry's condition and binds the
+// result's name.
+func (s *ScriptOp) Validate(c Checker) {
+	s.expect = c.Regexp(s.ExpectOutput, "expectOutput")
+	c.BindType(s.Bind, commandResultType, "bind")
+	s.Retry.validate(c, s.ExpectError)
+}
 
 // Exec runs the command with KUBECONFIG and KUBECTL set.
 func (s *ScriptOp) Exec(ctx context.Context, env Env) (string, error) {
-	cmd := exec.CommandContext(ctx, "sh", "-c", s.Command)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Cluster().Access().Kubeconfig, "KUBECTL="+env.Binary()+" kubectl")
-	return runCommand(cmd, s.Command, s.ExpectError, s.expect)
+	return runCommand(ctx, env, command{what: s.Command, expectError: s.ExpectError, expect: s.expect, bind: s.Bind, retry: s.Retry},
+		func(ctx context.Context) *exec.Cmd {
+			cmd := exec.CommandContext(ctx, "sh", "-c", s.Command)
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Cluster().Access().Kubeconfig, "KUBECTL="+env.Binary()+" kubectl")
+			return cmd
+		})
 }
 
-func runCommand(cmd *exec.Cmd, what string, expectError bool, expect *regexp.Regexp) (string, error) {
-	out, err := cmd.CombinedOutput()
-	text := strings.TrimRight(string(out), "\n")
+// Retry makes a command run again, backing off (100ms doubling to 2s),
+// until an attempt passes or the timeout ends: for what the apiservers
+// learn through informers (RBAC bindings, admission policies) or
+// controllers do in their own time. An attempt passes when the command's
+// own checks pass (expectError or exitCode, expectOutput) and until, when
+// set, holds.
+type Retry struct {
+	// Until is a boolean expression that must hold after an attempt; it
+	// sees the attempt's result under the operation's bind name, e.g.
+	// `out.json.status.phase == "Running"`.
+	Until string `json:"until,omitempty" yaml:"until,omitempty"`
+	// ExitCode is the exit code an attempt must end with, in place of the
+	// success (or, with expectError, failure) the command must otherwise
+	// have.
+	ExitCode *int `json:"exitCode,omitempty" yaml:"exitCode,omitempty"`
+	// Timeout bounds the retries. It is added to the operation's default
+	// timeout; an explicit operation timeout must leave room for it.
+	// Default 30s.
+	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+
+	until *assertions.Compiled
+}
+
+// defaultRetryTimeout bounds retries that set no timeout.
+const defaultRetryTimeout = 30 * time.Second
+
+func (r *Retry) duration() time.Duration {
 	switch {
-	case expectError && err == nil:
-		return text, fmt.Errorf("%s succeeded, expected it to fail; output:\n%s", what, text)
-	case !expectError && err != nil:
-		return text, fmt.Errorf("%s: %w; output:\n%s", what, err, text)
-	case expect != nil && !expect.MatchString(text):
-		return text, fmt.Errorf("%s: output does not match /%s/; output:\n%s", what, expect, text)
+	case r == nil:
+		return 0
+	case r.Timeout.Duration > 0:
+		return r.Timeout.Duration
+	}
+	return defaultRetryTimeout
+}
+
+func (r *Retry) validate(c Checker, expectError bool) {
+	if r == nil {
+		return
+	}
+	if r.ExitCode != nil && expectError {
+		c.Errorf("retry.exitCode", "set exitCode or expectError, not both: exitCode says which exit status passes")
+	}
+	if r.Until == "" && r.ExitCode == nil {
+		c.Errorf("retry", "want until (an expression) or exitCode: what makes an attempt pass")
+	}
+	r.until = c.Expr(r.Until, "retry.until", true)
+}
+
+// command is what runCommand needs of a kubectl or script operation.
+type command struct {
+	what        string
+	expectError bool
+	expect      *regexp.Regexp
+	bind        string
+	retry       *Retry
+}
+
+// runCommand runs the command that mk makes once, or, with retry, until
+// an attempt passes; each attempt's result is bound to bind (when set).
+func runCommand(ctx context.Context, env Env, c command, mk func(context.Context) *exec.Cmd) (string, error) {
+	if c.retry == nil {
+		return c.attempt(ctx, env, mk)
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.retry.duration())
+	defer cancel()
+	start, backoff := time.Now(), 100*time.Millisecond
+	var last error
+	for n := 1; ; n++ {
+		text, err := c.attempt(rctx, env, mk)
+		if err == nil {
+			if n > 1 {
+				text = strings.TrimPrefix(text+fmt.Sprintf("\n(passed at attempt %d, after %s)", n, time.Since(start).Round(10*time.Millisecond)), "\n")
+			}
+			return text, nil
+		}
+		if rctx.Err() == nil || last == nil {
+			last = err // an attempt the deadline cut short says less than the one before
+		}
+		if err := Sleep(rctx, backoff); err != nil {
+			return text, fmt.Errorf("%s: no attempt passed in %s (%d attempts); the last: %w",
+				c.what, time.Since(start).Round(10*time.Millisecond), n, errors.Join(last, err))
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// attempt runs the command once and checks its outcome.
+func (c command) attempt(ctx context.Context, env Env, mk func(context.Context) *exec.Cmd) (string, error) {
+	res, text, err := capture(mk(ctx))
+	if c.bind != "" {
+		env.Bind(c.bind, res)
+	}
+	if r := c.retry; r != nil && r.ExitCode != nil {
+		if res.ExitCode != *r.ExitCode {
+			return text, fmt.Errorf("%s: exit code %d, want %d; output:\n%s", c.what, res.ExitCode, *r.ExitCode, text)
+		}
+		err = nil // the exit code was checked
+		if c.expect != nil && !c.expect.MatchString(text) {
+			return text, fmt.Errorf("%s: output does not match /%s/; output:\n%s", c.what, c.expect, text)
+		}
+	} else if err := checkCommand(c.what, text, err, c.expectError, c.expect); err != nil {
+		return text, err
+	}
+	if r := c.retry; r != nil && r.until != nil {
+		ok, err := assertions.Holds(ctx, r.until, env.View(), env.Bindings())
+		if !ok {
+			why := ""
+			if err != nil {
+				why = ": " + err.Error()
+			}
+			obs := assertions.String(assertions.Explain(context.WithoutCancel(ctx), r.until, env.View(), env.Bindings()))
+			return text, fmt.Errorf("%s: until %s does not hold%s\nobserved:\n%s", c.what, r.until.Source, why, strings.TrimRight(obs, "\n"))
+		}
 	}
 	return text, nil
+}
+
+var commandResultType = reflect.TypeFor[assertions.CommandResult]()
+
+// capture runs cmd, keeping stdout and stderr apart for the result and
+// together, in the order written, for people.
+func capture(cmd *exec.Cmd) (assertions.CommandResult, string, error) {
+	var stdout, stderr, combined bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&stdout, &combined)
+	cmd.Stderr = io.MultiWriter(&stderr, &combined)
+	err := cmd.Run()
+	res := assertions.CommandResult{
+		Stdout: strings.TrimRight(stdout.String(), "\n"),
+		Stderr: strings.TrimRight(stderr.String(), "\n"),
+	}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.ExitCode = exit.ExitCode()
+	case err != nil:
+		res.ExitCode = -1
+	}
+	if out := bytes.TrimSpace(stdout.Bytes()); len(out) > 0 && (out[0] == '{' || out[0] == '[') {
+		var v any
+		if json.Unmarshal(out, &v) == nil {
+			res.JSON = v
+		}
+	}
+	return res, strings.TrimRight(combined.String(), "\n"), err
+}
+
+func checkCommand(what, text string, err error, expectError bool, expect *regexp.Regexp) error {
+	switch {
+	case expectError && err == nil:
+		return fmt.Errorf("%s succeeded, expected it to fail; output:\n%s", what, text)
+	case !expectError && err != nil:
+		return fmt.Errorf("%s: %w; output:\n%s", what, err, text)
+	case expect != nil && !expect.MatchString(text):
+		return fmt.Errorf("%s: output does not match /%s/; output:\n%s", what, expect, text)
+	}
+	return nil
 }

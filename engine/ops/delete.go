@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -33,8 +34,14 @@ type DeleteOp struct {
 	Manifest string `json:"manifest,omitempty" yaml:"manifest,omitempty"`
 	// Wait waits until the objects are gone.
 	Wait bool `json:"wait,omitempty" yaml:"wait,omitempty"`
+	// ExpectError is a regular expression (RE2) the apiserver's refusal
+	// message must match: the operation passes only if the apiserver
+	// refuses it (admission, validation, quota, not found...) saying so,
+	// e.g. "exceeded quota" or "denied request".
+	ExpectError string `json:"expectError,omitempty" yaml:"expectError,omitempty"`
 
-	objects []Object
+	objects     []Object
+	expectError *regexp.Regexp
 }
 
 // Objects returns the objects of the file or manifest, parsed at load time
@@ -54,6 +61,7 @@ func (d *DeleteOp) DefaultTimeout() time.Duration { return writeTimeout }
 
 // Validate checks that exactly one way of naming the objects is used.
 func (d *DeleteOp) Validate(c Checker) {
+	d.expectError = c.Regexp(d.ExpectError, "expectError")
 	byRef := d.Kind != "" || d.Name != "" || d.Selector != ""
 	switch {
 	case byRef && (d.File != "" || d.Manifest != ""):
@@ -74,16 +82,25 @@ type deleteTarget struct {
 	name string
 }
 
-// Exec deletes the objects (a missing one counts as deleted) and, with
+// Exec deletes the objects (a missing one counts as deleted, except with
+// expectError, where "not found" is a refusal like any other) and, with
 // wait, waits until they are gone.
 func (d *DeleteOp) Exec(ctx context.Context, env Env) (string, error) {
+	out, err := d.exec(ctx, env)
+	if d.expectError != nil {
+		return ExpectRefusal(d.Summary(), out, err, d.expectError)
+	}
+	return out, err
+}
+
+func (d *DeleteOp) exec(ctx context.Context, env Env) (string, error) {
 	targets, err := d.targets(ctx, env)
 	if err != nil {
 		return "", err
 	}
 	var out []string
 	for _, t := range targets {
-		if err := t.ri.Delete(ctx, t.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := t.ri.Delete(ctx, t.name, metav1.DeleteOptions{}); err != nil && (d.expectError != nil || !apierrors.IsNotFound(err)) {
 			return strings.Join(out, "\n"), fmt.Errorf("delete %s: %w", t.name, err)
 		}
 		out = append(out, t.name+" deleted")

@@ -34,7 +34,8 @@ type TargetOp struct {
 	// Target is a component (etcd-1, kube-apiserver-2, kube-scheduler-1,
 	// kube-controller-manager-2, load-balancer, worker-3) or a role resolved
 	// when the operation runs: etcd-leader, etcd-follower, scheduler-leader,
-	// controller-manager-leader.
+	// controller-manager-leader; or a template such as "${before.leader}"
+	// (a name recorded earlier).
 	Target string `json:"target" yaml:"target" jsonschema:"minLength=1"`
 }
 

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"time"
 
@@ -43,6 +44,15 @@ type Expression interface {
 	Compiled() *assertions.Compiled
 }
 
+// Binder is an Operation that binds a name for later expressions (record,
+// kubectl and script with bind): the loader learns every name before it
+// checks the expressions, to tell "used before it is recorded" from
+// "unknown".
+type Binder interface {
+	// Binding is the bound name ("" = none) and the field that sets it.
+	Binding() (name, field string)
+}
+
 // Env is what an operation runs against: the lab's cluster, its clients,
 // the watch-fed view of it and the recorded bindings.
 type Env interface {
@@ -60,6 +70,12 @@ type Env interface {
 	Binary() string
 	// Fault notes a fault or repair in the timeline as it is applied.
 	Fault(a cluster.Action, subject string)
+	// Go runs f in the background until the lab (or session) ends; ctx
+	// ends then, and the end waits for f to return.
+	Go(f func(ctx context.Context))
+	// Probe makes the record of a background probe readable as
+	// probes.NAME: read is called at each evaluation.
+	Probe(name string, read func() assertions.Probe)
 }
 
 // View is the cluster as expressions see it, and a signal when it changes.
@@ -90,6 +106,9 @@ type Checker interface {
 	Expr(src, field string, asBool bool) *assertions.Compiled
 	// Bind records a binding for the expressions after it.
 	Bind(name string, c *assertions.Compiled, field string)
+	// BindType records a binding of a known type (e.g. a command's
+	// result) for the expressions after it.
+	BindType(name string, t reflect.Type, field string)
 	// Objects parses the objects of exactly one of file (relative to the
 	// lab file) and manifest (inline), reported at field.
 	Objects(file, manifest, field string) []Object

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,13 @@ type PatchOp struct {
 	// Patch is the patch document, in YAML or JSON: a mapping for merge and
 	// strategic patches, a list of operations for json patches.
 	Patch string `json:"patch" yaml:"patch"`
+	// ExpectError is a regular expression (RE2) the apiserver's refusal
+	// message must match: the operation passes only if the apiserver
+	// refuses it (admission, validation, quota, a conflict...) saying so,
+	// e.g. "exceeded quota" or "denied request".
+	ExpectError string `json:"expectError,omitempty" yaml:"expectError,omitempty"`
+
+	expectError *regexp.Regexp
 }
 
 // Summary names the object.
@@ -39,6 +47,7 @@ func (p *PatchOp) DefaultTimeout() time.Duration { return writeTimeout }
 
 // Validate defaults the type and checks the patch document's shape.
 func (p *PatchOp) Validate(c Checker) {
+	p.expectError = c.Regexp(p.ExpectError, "expectError")
 	names := []string{"merge", "strategic", "json"}
 	switch p.Type {
 	case "":
@@ -70,6 +79,14 @@ func (p *PatchOp) Validate(c Checker) {
 
 // Exec patches the object.
 func (p *PatchOp) Exec(ctx context.Context, env Env) (string, error) {
+	out, err := p.exec(ctx, env)
+	if p.expectError != nil {
+		return ExpectRefusal(p.Summary(), out, err, p.expectError)
+	}
+	return out, err
+}
+
+func (p *PatchOp) exec(ctx context.Context, env Env) (string, error) {
 	a, err := env.Clients()
 	if err != nil {
 		return "", err

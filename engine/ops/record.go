@@ -25,6 +25,9 @@ type RecordOp struct {
 // Compiled is the type-checked expression.
 func (r *RecordOp) Compiled() *assertions.Compiled { return r.compiled }
 
+// Binding is the recorded name.
+func (r *RecordOp) Binding() (name, field string) { return r.Name, "name" }
+
 // Summary shows the binding.
 func (r *RecordOp) Summary() string { return fmt.Sprintf("record %s = %s", r.Name, r.Expr) }
 
