@@ -96,6 +96,39 @@ func TestDockerCluster(t *testing.T) {
 			t.Error("the load balancer publishes no port")
 		}
 	})
+	t.Run("images load puts a host image into every worker", func(t *testing.T) {
+		if out, err := exec.Command("docker", "tag", workloadHTTP, "example.com/loaded:1").CombinedOutput(); err != nil {
+			t.Fatalf("docker tag: %v %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("docker", "rmi", "example.com/loaded:1").Run() })
+		if err := b.LoadImage(ctx, "example.com/loaded:1", func(s string) { t.Log(s) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{"worker-1", "worker-2"} {
+			out, err := b.ExecNode(ctx, n, "ctr", "-n", "k8s.io", "images", "ls", "-q")
+			if err != nil || !strings.Contains(out, "example.com/loaded:1") {
+				t.Errorf("%s lacks example.com/loaded:1 (%v):\n%s", n, err, out)
+			}
+		}
+		_, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "loaded"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/loaded:1", ImagePullPolicy: corev1.PullNever}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := waitFor(ctx, "the pod of the loaded image Running", func(ctx context.Context) error {
+			p, err := cs.CoreV1().Pods("default").Get(ctx, "loaded", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("phase %s", p.Status.Phase)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		_ = cs.CoreV1().Pods("default").Delete(ctx, "loaded", metav1.DeleteOptions{})
+	})
 	t.Run("CoreDNS has least privilege", func(t *testing.T) {
 		cfg, err := clientcmd.BuildConfigFromFlags("", b.Access().Kubeconfig)
 		if err != nil {

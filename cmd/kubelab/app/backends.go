@@ -94,6 +94,29 @@ func selfStart() string { return proc.StartTime(os.Getpid()) }
 func newImagesCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "images", Short: "Container images of the docker backend"}
 	cmd.AddCommand(&cobra.Command{
+		Use:   "load IMAGE.tar|IMAGE...",
+		Short: "Put images into every worker's containerd (a docker save tarball, or an image of the host's Docker), as kind load does",
+		Example: `  kubelab images load nginx:1.27 --name lab
+  kubelab images load ./my-app.tar`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := openBackend(cmd.Context(), g)
+			if err != nil {
+				return invalid(err)
+			}
+			d, ok := b.(*docker.Backend)
+			if !ok {
+				return invalidf("images load: cluster %s runs on the %s backend, whose nodes are simulated and run no images; use --backend docker", g.name, b.Name())
+			}
+			for _, ref := range args {
+				if err := d.LoadImage(cmd.Context(), ref, func(s string) { fmt.Fprintln(g.streams.Err, s) }); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
 		Use:   "build",
 		Short: "Build every image the docker backend needs (cached by content hash; no registry needed)",
 		Args:  cobra.NoArgs,
