@@ -37,7 +37,7 @@ type ScaleResult struct {
 // pods replicas and measures each phase.
 func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, pods int, say func(string)) (res ScaleResult, err error) {
 	res.Nodes, res.Pods = nodes, pods
-	b, err := newBackend(backend, cluster.Topology{Name: "bench-scale", Workers: nodes})
+	b, err := newBackend(backend, cluster.Topology{Name: fmt.Sprintf("bench-scale-%d", nodes), Workers: nodes}) // a name per size: see upOnce
 	if err != nil {
 		return res, err
 	}
