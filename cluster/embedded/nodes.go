@@ -98,24 +98,19 @@ func (b *Backend) waitNodesReady(ctx context.Context, cs kubernetes.Interface, k
 	ready := map[string]bool{}
 	shown := -1
 	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "nodes", "", fields.Everything())
+	// The watch ends early, and died is closed, if kwok exits.
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
 	died := make(chan struct{})
 	go func() {
-		_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+		_ = wait.PollUntilContextCancel(wctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
 			if !procAlive(kwok.PID, b.name, kwok.Name) {
 				close(died)
+				wcancel()
 				return true, nil
 			}
 			return false, nil
 		})
-	}()
-	wctx, wcancel := context.WithCancel(ctx)
-	defer wcancel()
-	go func() {
-		select {
-		case <-died:
-			wcancel()
-		case <-wctx.Done():
-		}
 	}()
 	_, err := watchtools.UntilWithSync(wctx, lw, &corev1.Node{}, nil, func(ev watch.Event) (bool, error) {
 		n, ok := ev.Object.(*corev1.Node)
