@@ -9,7 +9,9 @@ import (
 
 func TestReadsALiveProcess(t *testing.T) {
 	cmd := exec.Command("sleep", "30")
-	cmd.Env = append(os.Environ(), "KUBELAB_PROC_TEST=yes", "OTHER=no")
+	// Only this test's variables: CI exports KUBELAB_BIN and others, which
+	// an inherited environment would carry into the child.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "KUBELAB_PROC_TEST=yes", "OTHER=no"}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
