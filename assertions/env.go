@@ -44,6 +44,9 @@ type View interface {
 	// nodes).
 	IPTables(ctx context.Context, node string) (IPTables, error)
 	CRI(ctx context.Context, node string) (CRI, error)
+	// Scheduling is the scheduler's last decision about a pod, plugin by
+	// plugin (Found false until it tried the pod).
+	Scheduling(ctx context.Context, namespace, name string) (Scheduling, error)
 	// Get reads any object (nil when it does not exist); List lists
 	// objects by label selector. Both ask the apiserver at each
 	// evaluation: they are polled, not watched.
@@ -187,6 +190,12 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 		// the CRI: .sandboxes (pause processes, with .netns) and .containers
 		// (docker backend).
 		"cri": func(node string) CRI { return lookup[CRI](ls, "cri", node)(v.CRI(ctx, node)) },
+		// scheduling("web-0") is the real scheduler's last decision about
+		// the pod, plugin by plugin: .selected, .filtered[node].plugin and
+		// .reason, .scores[node][plugin], .weights, .total[node], .best.
+		"scheduling": func(name string, namespace ...string) Scheduling {
+			return lookup[Scheduling](ls, "scheduling", args(name, namespace)...)(v.Scheduling(ctx, ns(namespace), name))
+		},
 		// audit({user: "system:serviceaccount:team:reader", verb: "delete"})
 		// lists the matching requests of the apiservers' audit logs:
 		// .code, .refusal ("authorization", "admission", "validation"...),

@@ -123,6 +123,10 @@ type Access struct {
 	// AuditLogs maps each apiserver name to its audit log on this host
 	// (JSON lines of audit.k8s.io/v1 Events); empty where there is none.
 	AuditLogs map[string]string
+	// SchedulingLogs maps each kube-scheduler name to the log of its
+	// decisions on this host (JSON lines of observe.Decision); empty where
+	// there is none.
+	SchedulingLogs map[string]string
 }
 
 // Event is boot or teardown progress, for people watching.

@@ -31,6 +31,17 @@ type Topology struct {
 	Nodes []NodeSpec `json:"nodes,omitempty" yaml:"nodes,omitempty"`
 	// Timings are the leader-election and node-lifecycle timings.
 	Timings Timings `json:"timings,omitzero" yaml:"timings,omitempty"`
+	// Scheduler configures the kube-schedulers.
+	Scheduler SchedulerSpec `json:"scheduler,omitzero" yaml:"scheduler,omitempty"`
+}
+
+// SchedulerSpec configures the kube-schedulers.
+type SchedulerSpec struct {
+	// Config is a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)
+	// without clientConnection and leaderElection, which kubelab sets:
+	// profiles and their plugins and weights, pluginConfig,
+	// percentageOfNodesToScore. Unset: the upstream defaults.
+	Config map[string]any `json:"config,omitempty" yaml:"config,omitempty"`
 }
 
 // NodeSpec describes one worker node.

@@ -173,6 +173,7 @@ func (c *checker) cluster(t *cluster.Topology) {
 	}
 	c.components = append(c.components, c.nodeNames...)
 	c.etcd = t.Etcd
+	c.schedulerConfig(t.Scheduler.Config)
 }
 
 // splitField splits a Topology.Validate error such as "etcd: want 1, 3 or

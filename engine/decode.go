@@ -78,6 +78,17 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		d.list(n, v, path)
 	case t.Kind() == reflect.Map:
 		d.dict(n, v, path)
+	case t.Kind() == reflect.Interface && t.NumMethod() == 0:
+		// Free-form YAML (a KubeSchedulerConfiguration): checked by whoever
+		// owns its schema.
+		var x any
+		if err := n.Decode(&x); err != nil {
+			d.errorf(n, path, "%v", err)
+			return
+		}
+		if x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
 	default:
 		d.scalar(n, v, path)
 	}

@@ -79,6 +79,9 @@ type Site struct {
 	// AuditLog is where an apiserver writes its audit log (JSON lines), as
 	// it sees the path; nil: no audit log.
 	AuditLog func(apiserver string) string
+	// SchedulingLog is where a scheduler's recording wrappers write its
+	// decisions, as it sees the path; nil: not recorded.
+	SchedulingLog func(scheduler string) string
 	// AllocateNodeCIDRs makes the controller-manager assign each node a pod
 	// range (real nodes' CNI needs it; simulated nodes get theirs from
 	// kubelab).
@@ -214,16 +217,16 @@ func controllerManager(t cluster.Topology, s Site, name string) []string {
 func scheduler(t cluster.Topology, s Site, name string) []string {
 	kc := s.Path(Scheduler.Kubeconfig())
 	sv := s.Serving(name)
-	args := []string{
-		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
-		"--bind-address=" + sv.Bind, "--secure-port=" + strconv.Itoa(sv.Port),
-		// Upstream 50 QPS binds ~52 pods/s with client-side throttling waits
-		// of seconds (measured: 2,000 pods Running in 38 s, 14 s at 200).
-		// These flags are deprecated in favour of a
-		// KubeSchedulerConfiguration's clientConnection, and still honoured
-		// when no --config is given.
-		"--kube-api-qps=200", "--kube-api-burst=400",
+	var args []string
+	if s.SchedulingLog != nil {
+		args = append(args, SchedulingLogFlag+"="+s.SchedulingLog(name))
 	}
+	// The client connection (kubeconfig, QPS) is in the config file: with
+	// --config, upstream ignores the deprecated --kubeconfig and
+	// --kube-api-qps flags.
+	args = append(args, "--config="+s.Path(SchedulerConfig),
+		"--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
+		"--bind-address="+sv.Bind, "--secure-port="+strconv.Itoa(sv.Port))
 	return append(args, t.Timings.LeaderElectionFlags()...)
 }
 

@@ -28,7 +28,8 @@ func normalize(t *testing.T, path string) []string {
 		}
 		switch {
 		case strings.HasPrefix(a, "--bind-address="), strings.HasPrefix(a, "--advertise-address="),
-			strings.HasPrefix(a, "--secure-port="), strings.HasPrefix(a, "--data-dir="):
+			strings.HasPrefix(a, "--secure-port="), strings.HasPrefix(a, "--data-dir="),
+			strings.HasPrefix(a, "--kubelab-scheduling-log="):
 			a, _, _ = strings.Cut(a, "=")
 			a += "=<placed>"
 		default:

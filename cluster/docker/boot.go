@@ -40,10 +40,10 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 	g, gctx := errgroup.WithContext(ctx)
 	for _, c := range comps {
 		var mods func(*container.HostConfig)
-		if c.Role == cluster.RoleAPIServer {
-			// The audit log is written straight to the host, where kubelab
-			// tails it.
-			dir, err := filepath.Abs(b.auditDir(c.Name))
+		if c.Role == cluster.RoleAPIServer || c.Role == cluster.RoleScheduler {
+			// The audit log and the scheduling decisions are written
+			// straight to the host, where kubelab reads them.
+			dir, err := filepath.Abs(b.logDir(c.Name))
 			if err != nil {
 				return err
 			}

@@ -88,6 +88,7 @@ func (b *Backend) startWorker(ctx context.Context, n cluster.NodeSpec, pk *pkiDi
 	if len(taints) > 0 {
 		kubelet = append(kubelet, "--register-with-taints="+strings.Join(taints, ","))
 	}
+	kubelet = append(kubelet, b.capacity[n.Name]...)
 	proxy := []string{"--kubeconfig=/pki/kube-proxy.kubeconfig", "--proxy-mode=iptables", "--cluster-cidr=" + controlplane.PodCIDR,
 		"--hostname-override=" + n.Name, "--conntrack-max-per-core=0",
 		"--conntrack-tcp-timeout-established=0", "--conntrack-tcp-timeout-close-wait=0"}

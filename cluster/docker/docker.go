@@ -89,6 +89,8 @@ type Backend struct {
 	opts Options
 	topo cluster.Topology
 	cli  *client.Client
+	// capacity holds each node's kubelet sizing flags (see capacityFlags).
+	capacity map[string][]string
 
 	mu      sync.Mutex
 	netID   string
@@ -157,15 +159,20 @@ func (b *Backend) Access() cluster.Access {
 	acc.AuditLogs = map[string]string{}
 	for k, v := range b.access.APIServers {
 		acc.APIServers[k] = v
-		acc.AuditLogs[k] = filepath.Join(b.auditDir(k), "audit.log")
+		acc.AuditLogs[k] = filepath.Join(b.logDir(k), "audit.log")
+	}
+	acc.SchedulingLogs = map[string]string{}
+	for _, s := range controlplane.Schedulers(b.topo) {
+		acc.SchedulingLogs[s] = filepath.Join(b.logDir(s), "scheduling.jsonl")
 	}
 	return acc
 }
 
-// auditDir is the host directory an apiserver container writes its audit
-// log into (bind-mounted at /var/log/kubelab).
-func (b *Backend) auditDir(apiserver string) string {
-	return filepath.Join(b.opts.Dir, "audit", apiserver)
+// logDir is the host directory a control-plane container writes its
+// records into (bind-mounted at /var/log/kubelab): an apiserver's audit
+// log, a scheduler's decisions.
+func (b *Backend) logDir(component string) string {
+	return filepath.Join(b.opts.Dir, "records", component)
 }
 
 func (b *Backend) labels(component, role string) map[string]string {
@@ -198,6 +205,13 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 			}
 		}
 	}()
+	cpus, memory, err := b.machine(ctx)
+	if err != nil {
+		return err
+	}
+	if b.capacity, err = capacityFlags(b.topo.Nodes, cpus, memory); err != nil {
+		return err
+	}
 	say("images", "building or reusing images")
 	b.images, err = BuildImages(ctx, b.cli, b.opts.Binary, func(s string) { say("images", "%s", s) })
 	if err != nil {

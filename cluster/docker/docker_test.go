@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -344,4 +346,30 @@ func TestDockerDownAllKeepsOtherHomes(t *testing.T) {
 		t.Errorf("down --all does not say what it removed:\n%s", out)
 	}
 	eventuallyClean(t, 10*time.Second)
+}
+
+func TestCapacityFlags(t *testing.T) {
+	const gib = int64(1) << 30
+	nodes := []cluster.NodeSpec{
+		{Name: "small", Capacity: map[string]string{"cpu": "500m", "memory": "1Gi", "pods": "20"}},
+		{Name: "whole", Capacity: map[string]string{"cpu": "2"}},
+		{Name: "plain"},
+	}
+	got, err := capacityFlags(nodes, 2, 8*gib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"small": {"--max-pods=20", "--kube-reserved=cpu=1500m,memory=" + strconv.FormatInt(7*gib, 10)},
+		"whole": nil, "plain": nil,
+	}
+	for n, w := range want {
+		if !slices.Equal(got[n], w) {
+			t.Errorf("%s: got %q, want %q", n, got[n], w)
+		}
+	}
+	_, err = capacityFlags([]cluster.NodeSpec{{Name: "big", Capacity: map[string]string{"cpu": "16", "nvidia.com/gpu": "1"}}}, 2, 8*gib)
+	if err == nil || !strings.Contains(err.Error(), "nodes big: capacity: cpu 16 is more than this machine's 2 CPUs") {
+		t.Errorf("a node bigger than the machine: got %v", err)
+	}
 }

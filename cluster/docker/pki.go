@@ -90,6 +90,7 @@ func (b *Backend) site() controlplane.Site {
 			return controlplane.Serving{Bind: "0.0.0.0", Port: 10257}
 		},
 		AuditLog:          func(string) string { return "/var/log/kubelab/audit.log" },
+		SchedulingLog:     func(string) string { return "/var/log/kubelab/scheduling.jsonl" },
 		Server:            "https://load-balancer:6443",
 		AllocateNodeCIDRs: true,
 	}
@@ -113,6 +114,9 @@ func (b *Backend) pki() (*pkiDir, error) {
 		}
 	}
 	if err := os.WriteFile(p.path("kubelet.yaml"), []byte(kubeletConfig), 0o644); err != nil {
+		return nil, err
+	}
+	if err := controlplane.WriteSchedulerConfig(p.dir, b.topo, site); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(p.path("Corefile"), []byte(corefile), 0o644); err != nil {

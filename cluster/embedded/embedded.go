@@ -321,10 +321,11 @@ func (b *Backend) Access() cluster.Access {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	acc := cluster.Access{
-		Kubeconfig:    b.st.Files["kubeconfig"],
-		EtcdEndpoints: map[string]string{},
-		APIServers:    map[string]string{},
-		AuditLogs:     map[string]string{},
+		Kubeconfig:     b.st.Files["kubeconfig"],
+		EtcdEndpoints:  map[string]string{},
+		APIServers:     map[string]string{},
+		AuditLogs:      map[string]string{},
+		SchedulingLogs: map[string]string{},
 	}
 	for _, p := range b.st.Procs {
 		switch cluster.Role(p.Role) {
@@ -333,6 +334,8 @@ func (b *Backend) Access() cluster.Access {
 		case cluster.RoleAPIServer:
 			acc.APIServers[p.Name] = p.Endpoint
 			acc.AuditLogs[p.Name] = auditLog(b.dir, p.Name)
+		case cluster.RoleScheduler:
+			acc.SchedulingLogs[p.Name] = schedulingLog(b.dir, p.Name)
 		}
 	}
 	tlsCfg, err := clientTLS(b.st.Files["etcd-ca"], b.st.Files["etcd-client.crt"], b.st.Files["etcd-client.key"])

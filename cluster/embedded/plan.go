@@ -94,6 +94,12 @@ func (b *Backend) plan() error {
 			return err
 		}
 	}
+	if err := controlplane.WriteSchedulerConfig(pk.Dir, t, site); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "scheduling"), 0o755); err != nil {
+		return err
+	}
 
 	logf := func(name string) string { return filepath.Join(dir, "logs", name+".log") }
 	add := func(p *procSpec) { b.st.Procs = append(b.st.Procs, p) }
@@ -138,6 +144,10 @@ type layout struct {
 	lbPort  int
 }
 
+// schedulingLog is where scheduler n of the cluster in dir records its
+// decisions.
+func schedulingLog(dir, n string) string { return filepath.Join(dir, "scheduling", n+".jsonl") }
+
 // auditLog is where apiserver n of the cluster in dir writes its audit log.
 func auditLog(dir, n string) string { return filepath.Join(dir, "audit", n, "audit.log") }
 
@@ -163,12 +173,13 @@ func newLayout(t cluster.Topology, dir string, next func() int) layout {
 	}
 	l.lbPort = next()
 	l.site = controlplane.Site{
-		Path:      func(file string) string { return filepath.Join(dir, "pki", file) },
-		Etcd:      func(m string) controlplane.EtcdURLs { return l.etcd[m] },
-		APIServer: func(n string) controlplane.Serving { return l.serving[n] },
-		Serving:   func(n string) controlplane.Serving { return l.serving[n] },
-		Server:    url(l.lbPort),
-		AuditLog:  func(n string) string { return auditLog(dir, n) },
+		Path:          func(file string) string { return filepath.Join(dir, "pki", file) },
+		Etcd:          func(m string) controlplane.EtcdURLs { return l.etcd[m] },
+		APIServer:     func(n string) controlplane.Serving { return l.serving[n] },
+		Serving:       func(n string) controlplane.Serving { return l.serving[n] },
+		Server:        url(l.lbPort),
+		AuditLog:      func(n string) string { return auditLog(dir, n) },
+		SchedulingLog: func(n string) string { return schedulingLog(dir, n) },
 	}
 	return l
 }

@@ -1,0 +1,51 @@
+package assertions
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	obs "kubelab.dev/kubelab/observe"
+)
+
+// Scheduling is the real kube-scheduler's last decision about one pod,
+// plugin by plugin: see observe.Decision. In expressions:
+// .selected, .filtered["worker-1"].plugin and .reason,
+// .scores["worker-2"]["NodeResourcesFit"] (normalized, 0-100),
+// .raw[node][plugin], .weights[plugin], .total[node] (sum of score x
+// weight), .best (the nodes with the highest total), .feasible, .result.
+type Scheduling struct {
+	obs.Decision
+	// Best are the nodes with the highest total (several on a tie).
+	Best []string `json:"best" expr:"best"`
+	// Found is false until the scheduler has tried the pod.
+	Found bool `json:"found" expr:"found"`
+}
+
+// Scheduling implements View: it reads every scheduler's decision log
+// (the leader writes; a former leader's decisions are kept) and returns
+// the latest about namespace/name.
+func (l *Live) Scheduling(_ context.Context, namespace, name string) (Scheduling, error) {
+	logs := l.c.Access().SchedulingLogs
+	if len(logs) == 0 {
+		return Scheduling{}, fmt.Errorf("scheduling(%q): this cluster's schedulers do not record their decisions", name)
+	}
+	var all []obs.Decision
+	for _, n := range slices.Sorted(maps.Keys(logs)) {
+		ds, err := obs.ReadDecisions(logs[n])
+		if err != nil {
+			return Scheduling{}, err
+		}
+		for i := range ds {
+			ds[i].Scheduler = n
+		}
+		all = append(all, ds...)
+	}
+	slices.SortStableFunc(all, func(a, b obs.Decision) int { return a.Time.Compare(b.Time) })
+	d, ok := obs.LatestDecision(all, namespace+"/"+name)
+	if !ok {
+		return Scheduling{}, nil
+	}
+	return Scheduling{Decision: d, Best: d.Best(), Found: true}, nil
+}

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"kubelab.dev/kubelab/cluster/controlplane"
+)
+
+const schedulerConfigPath = "spec.cluster.scheduler.config"
+
+// schedulerConfig checks spec.cluster.scheduler.config before anything
+// boots: its fields against the KubeSchedulerConfiguration v1 types, the
+// fields kubelab owns, and every plugin name against kube-scheduler's
+// in-tree plugins, each problem at its line and column.
+func (c *checker) schedulerConfig(cfg map[string]any) {
+	if cfg == nil {
+		return
+	}
+	root := c.nodes[schedulerConfigPath]
+	for _, f := range controlplane.SchedulerOwnedFields {
+		if _, ok := cfg[f]; ok {
+			c.errorAtNode(mapValue(root, f, true), schedulerConfigPath+"."+f, "kubelab sets %s itself (it connects every scheduler and runs leader election); remove it", f)
+		}
+	}
+	for k, want := range map[string]string{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"} {
+		if v, ok := cfg[k]; ok && v != want {
+			c.errorAtNode(mapValue(root, k, false), schedulerConfigPath+"."+k, "want %q, found %q", want, v)
+		}
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		c.errorAt(schedulerConfigPath, "%v", err)
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var typed configv1.KubeSchedulerConfiguration
+	if err := dec.Decode(&typed); err != nil {
+		c.errorAt(schedulerConfigPath, "not a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): %s",
+			strings.TrimPrefix(err.Error(), "json: "))
+		return
+	}
+	c.pluginNames(root)
+}
+
+// pluginNames reports every unknown plugin name of the profiles.
+func (c *checker) pluginNames(root *yaml.Node) {
+	known := controlplane.SchedulerPluginNames()
+	check := func(n *yaml.Node, path string, star bool) {
+		if n == nil || n.Value == "" || slices.Contains(known, n.Value) || star && n.Value == "*" {
+			return
+		}
+		c.errorAtNode(n, path, "unknown scheduler plugin %q: kube-scheduler's in-tree plugins are %s%s",
+			n.Value, strings.Join(known, ", "), suggest(n.Value, known))
+	}
+	profiles := mapValue(root, "profiles", false)
+	for i, p := range seqItems(profiles) {
+		pp := fmt.Sprintf("%s.profiles[%d]", schedulerConfigPath, i)
+		plugins := mapValue(p, "plugins", false)
+		for j := 0; plugins != nil && j+1 < len(plugins.Content); j += 2 {
+			point := plugins.Content[j].Value
+			for _, list := range []string{"enabled", "disabled"} {
+				for k, item := range seqItems(mapValue(plugins.Content[j+1], list, false)) {
+					check(mapValue(item, "name", false), fmt.Sprintf("%s.plugins.%s.%s[%d].name", pp, point, list, k), list == "disabled")
+				}
+			}
+		}
+		for k, item := range seqItems(mapValue(p, "pluginConfig", false)) {
+			check(mapValue(item, "name", false), fmt.Sprintf("%s.pluginConfig[%d].name", pp, k), false)
+		}
+	}
+}
+
+// errorAtNode reports a problem at n, or at path's closest decoded node.
+func (c *checker) errorAtNode(n *yaml.Node, path, format string, args ...any) {
+	if n == nil {
+		c.errorAt(path, format, args...)
+		return
+	}
+	c.probs.add(c.file, nodePos(n), path, format, args...)
+}
+
+// mapValue is the value (or, with key true, the key) of a mapping node.
+func mapValue(n *yaml.Node, name string, key bool) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if n = deref(n); n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			if key {
+				return n.Content[i]
+			}
+			return deref(n.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func seqItems(n *yaml.Node) []*yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if n = deref(n); n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	return n.Content
+}

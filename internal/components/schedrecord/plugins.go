@@ -1,0 +1,326 @@
+package schedrecord
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/observe"
+)
+
+// cycleKey is where a cycle's record lives in the scheduler's CycleState.
+const cycleKey fwk.StateKey = "kubelab.dev/decision"
+
+// Options registers the wrappers of every Filter and Score plugin and the
+// recorder, which appends decisions to the file at log.
+func Options(log string) ([]app.Option, error) {
+	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open scheduling log: %w", err)
+	}
+	w := &writer{f: f}
+	inTree := frameworkplugins.NewInTreeRegistry()
+	opts := []app.Option{app.WithPlugin(recorderName, func(_ context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		return newRecorder(args, h, w)
+	})}
+	for _, name := range controlplane.SchedulerPluginNames() {
+		points := controlplane.SchedulerPlugins[name]
+		factory, ok := inTree[name]
+		if !ok {
+			return nil, fmt.Errorf("kube-scheduler has no in-tree plugin %q (the plugin table is stale)", name)
+		}
+		if points.Unrecorded || !points.Filter && !points.Score {
+			continue
+		}
+		opts = append(opts, app.WithPlugin(wrapped(name), wrapFactory(name, points, factory)))
+	}
+	return opts, nil
+}
+
+func wrapFactory(name string, points controlplane.PluginPoints, factory frameworkruntime.PluginFactory) frameworkruntime.PluginFactory {
+	return func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		args, err := pluginArgs(name, args)
+		if err != nil {
+			return nil, err
+		}
+		inner, err := factory(ctx, args, h)
+		if err != nil {
+			return nil, err
+		}
+		w := &wrapper{name: name, inner: inner}
+		w.filter, _ = inner.(fwk.FilterPlugin)
+		w.score, _ = inner.(fwk.ScorePlugin)
+		if points.Filter != (w.filter != nil) || points.Score != (w.score != nil) {
+			return nil, fmt.Errorf("plugin %s: the plugin table says filter=%t score=%t, the plugin says filter=%t score=%t",
+				name, points.Filter, points.Score, w.filter != nil, w.score != nil)
+		}
+		return w, nil
+	}
+}
+
+// pluginArgs decodes the arguments of a wrapper, which upstream leaves
+// raw (it types arguments by plugin name, and the wrapper's name is not
+// the plugin's), as the arguments of the plugin it wraps.
+func pluginArgs(name string, args runtime.Object) (runtime.Object, error) {
+	u, ok := args.(*runtime.Unknown)
+	if !ok || u == nil || len(u.Raw) == 0 {
+		return args, nil
+	}
+	gvk := configv1.SchemeGroupVersion.WithKind(name + "Args")
+	obj, _, err := scheme.Codecs.UniversalDecoder().Decode(u.Raw, &gvk, nil)
+	if err != nil {
+		return nil, fmt.Errorf("arguments of %s: %w", name, err)
+	}
+	return obj, nil
+}
+
+// wrapper calls one in-tree plugin at Filter and Score and records what it
+// returned. It is enabled only at the extension points its plugin has.
+type wrapper struct {
+	name   string
+	inner  fwk.Plugin
+	filter fwk.FilterPlugin
+	score  fwk.ScorePlugin
+}
+
+var (
+	_ fwk.FilterPlugin      = (*wrapper)(nil)
+	_ fwk.ScorePlugin       = (*wrapper)(nil)
+	_ fwk.ScoreExtensions   = (*wrapper)(nil)
+	_ fwk.EnqueueExtensions = (*wrapper)(nil)
+)
+
+func (w *wrapper) Name() string { return wrapped(w.name) }
+
+// EventsToRegister re-queues a pod this wrapper rejected on the events its
+// plugin asks for (all events when the plugin does not say).
+func (w *wrapper) EventsToRegister(ctx context.Context) ([]fwk.ClusterEventWithHint, error) {
+	if e, ok := w.inner.(fwk.EnqueueExtensions); ok {
+		return e.EventsToRegister(ctx)
+	}
+	return []fwk.ClusterEventWithHint{{Event: fwk.ClusterEvent{Resource: fwk.WildCard, ActionType: fwk.All}}}, nil
+}
+
+func (w *wrapper) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	// The plugin's PreFilter may have asked to be skipped under its own name.
+	if state.GetSkipFilterPlugins().Has(w.name) {
+		return nil
+	}
+	st := w.filter.Filter(ctx, state, pod, ni)
+	if c := cycleOf(state); c != nil && ctx.Err() == nil {
+		c.filtered(ni.Node().Name, w.name, st)
+	}
+	return st
+}
+
+func (w *wrapper) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
+	if state.GetSkipScorePlugins().Has(w.name) {
+		return 0, nil
+	}
+	s, st := w.score.Score(ctx, state, pod, ni)
+	if c := cycleOf(state); c != nil && st.IsSuccess() {
+		c.scored(ni.Node().Name, w.name, s, false)
+	}
+	return s, st
+}
+
+// ScoreExtensions always normalizes, so the normalized scores are seen:
+// through the plugin's own NormalizeScore, or unchanged without one.
+func (w *wrapper) ScoreExtensions() fwk.ScoreExtensions { return w }
+
+func (w *wrapper) NormalizeScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+	if state.GetSkipScorePlugins().Has(w.name) {
+		return nil
+	}
+	var st *fwk.Status
+	if ext := w.score.ScoreExtensions(); ext != nil {
+		st = ext.NormalizeScore(ctx, state, pod, scores)
+	}
+	if c := cycleOf(state); c != nil && st.IsSuccess() {
+		for _, s := range scores {
+			c.scored(s.Name, w.name, s.Score, true)
+		}
+	}
+	return st
+}
+
+// recorder starts a record at PreFilter and writes it at PostFilter (the
+// pod fits nowhere) or PostBind (it was bound).
+type recorder struct {
+	args   recorderArgs
+	handle fwk.Handle
+	out    *writer
+}
+
+var (
+	_ fwk.PreFilterPlugin  = (*recorder)(nil)
+	_ fwk.PostFilterPlugin = (*recorder)(nil)
+	_ fwk.PostBindPlugin   = (*recorder)(nil)
+)
+
+func newRecorder(args runtime.Object, h fwk.Handle, out *writer) (*recorder, error) {
+	r := &recorder{handle: h, out: out}
+	u, ok := args.(*runtime.Unknown)
+	if !ok || u == nil {
+		return nil, fmt.Errorf("%s: want its arguments, got %T", recorderName, args)
+	}
+	if err := json.Unmarshal(u.Raw, &r.args); err != nil {
+		return nil, fmt.Errorf("%s arguments: %w", recorderName, err)
+	}
+	return r, nil
+}
+
+func (r *recorder) Name() string { return recorderName }
+
+func (r *recorder) PreFilter(_ context.Context, state fwk.CycleState, _ *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	state.Write(cycleKey, newCycle())
+	return nil, nil
+}
+
+func (r *recorder) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// PostFilter runs last, after preemption found nothing: the pod fits on
+// no node. The framework's own per-node statuses fill in the nodes a
+// PreFilter ruled out before any Filter ran.
+func (r *recorder) PostFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	c := cycleOf(state)
+	if c == nil {
+		c = newCycle()
+	}
+	if nodes, err := r.handle.SnapshotSharedLister().NodeInfos().List(); err == nil {
+		for _, ni := range nodes {
+			name := ni.Node().Name
+			if st := m.Get(name); st != nil && !st.IsSuccess() {
+				c.absent(name, st)
+			}
+		}
+	}
+	r.out.write(c.decision(r.args, pod, ""))
+	return nil, fwk.NewStatus(fwk.Unschedulable)
+}
+
+func (r *recorder) PostBind(_ context.Context, state fwk.CycleState, pod *v1.Pod, node string) {
+	if c := cycleOf(state); c != nil {
+		r.out.write(c.decision(r.args, pod, node))
+	}
+}
+
+// writer appends decisions as JSON lines.
+type writer struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (w *writer) write(d observe.Decision) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, _ = w.f.Write(append(b, '\n'))
+}
+
+func cycleOf(state fwk.CycleState) *cycle {
+	d, err := state.Read(cycleKey)
+	if err != nil {
+		return nil
+	}
+	c, _ := d.(*cycle)
+	return c
+}
+
+// cycle is one scheduling cycle's record. Filter and Score run on many
+// nodes at once, so it locks. Preemption filters copies of the state: the
+// copies share the record, and a node keeps the first rejection it got
+// (the one the scheduler acted on).
+type cycle struct {
+	mu       sync.Mutex
+	rejected map[string]observe.Rejection
+	raw      map[string]map[string]int64
+	norm     map[string]map[string]int64
+}
+
+func newCycle() *cycle {
+	return &cycle{rejected: map[string]observe.Rejection{}, raw: map[string]map[string]int64{}, norm: map[string]map[string]int64{}}
+}
+
+// Clone shares the record (see cycle).
+func (c *cycle) Clone() fwk.StateData { return c }
+
+func (c *cycle) filtered(node, plugin string, st *fwk.Status) {
+	if st.IsSuccess() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.rejected[node]; !ok {
+		c.rejected[node] = rejection(plugin, st)
+	}
+}
+
+// absent records a node the framework rejected without a wrapper seeing it.
+func (c *cycle) absent(node string, st *fwk.Status) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.rejected[node]; !ok {
+		c.rejected[node] = rejection(st.Plugin(), st)
+	}
+}
+
+func rejection(plugin string, st *fwk.Status) observe.Rejection {
+	if len(plugin) > len(wrapped("")) && plugin[:len(wrapped(""))] == wrapped("") {
+		plugin = plugin[len(wrapped("")):]
+	}
+	return observe.Rejection{Plugin: plugin, Code: st.Code().String(), Reason: st.Message()}
+}
+
+func (c *cycle) scored(node, plugin string, score int64, normalized bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.raw
+	if normalized {
+		m = c.norm
+	}
+	if m[node] == nil {
+		m[node] = map[string]int64{}
+	}
+	m[node][plugin] = score
+}
+
+func (c *cycle) decision(args recorderArgs, pod *v1.Pod, node string) observe.Decision {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := observe.Decision{Time: time.Now().UTC(), Profile: args.Profile, Pod: pod.Namespace + "/" + pod.Name, UID: string(pod.UID),
+		Result: "Unschedulable", Selected: node, Filters: args.Filters, Filtered: c.rejected, Weights: args.Weights,
+		Raw: c.raw, Scores: c.norm, Total: map[string]int64{}}
+	if node != "" {
+		d.Result = "Scheduled"
+	}
+	for n, scores := range c.norm {
+		d.Feasible = append(d.Feasible, n)
+		for p, s := range scores {
+			d.Total[n] += s * args.Weights[p]
+		}
+	}
+	if len(d.Feasible) == 0 && node != "" {
+		// One feasible node: the scheduler binds it without scoring.
+		d.Feasible = []string{node}
+	}
+	sort.Strings(d.Feasible)
+	return d
+}
