@@ -206,6 +206,21 @@ func checkSteps() []Step {
 			func(s *scenario, sel, node string) (string, error) {
 				return fmt.Sprintf("none(filter(pods(%s), !.deleting), .node == %s)", strconv.Quote(unquote(sel)), strconv.Quote(unquote(node))), nil
 			}),
+		check(`the scheduler filtered node "NODE" out of pod "POD" with PLUGIN`,
+			`scheduling(POD).filtered[NODE].plugin == PLUGIN: the first Filter plugin that rejected the node in the scheduler's last cycle for the pod.`,
+			[]string{`Then within 20s the scheduler filtered node "worker-1" out of pod "big" with TaintToleration`},
+			`the scheduler filtered node `+quoted+` out of pod `+quoted+` with (\w+)`,
+			func(s *scenario, node, pod, plugin string) (string, error) {
+				return fmt.Sprintf("scheduling(%s).filtered[%s].plugin == %q", strconv.Quote(unquote(pod)), strconv.Quote(unquote(node)), plugin), nil
+			}),
+		check(`the scheduler bound pod "POD" to node "NODE", its highest total score`,
+			`scheduling(POD).selected == NODE && NODE in scheduling(POD).best (with two feasible nodes or more; with one the scheduler binds it unscored).`,
+			[]string{`Then within 20s the scheduler bound pod "big" to node "worker-4", its highest total score`},
+			`the scheduler bound pod `+quoted+` to node `+quoted+`, its highest total score`,
+			func(s *scenario, pod, node string) (string, error) {
+				p, n := strconv.Quote(unquote(pod)), strconv.Quote(unquote(node))
+				return fmt.Sprintf("scheduling(%s).selected == %s && %s in scheduling(%s).best", p, n, n, p), nil
+			}),
 		check(`deployment "NAME" has N available replicas`,
 			`deployment(NAME).available == N.`,
 			[]string{`Then within 30s deployment "web" has 5 available replicas`},

@@ -169,14 +169,12 @@ func (b *Backend) upRest(ctx context.Context, say func(string, string, ...any), 
 		}
 		ready := 0
 		for _, n := range nodes.Items {
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && n.Spec.PodCIDR != "" {
-					ready++
-				}
+			if cluster.NodeUsable(&n) && n.Spec.PodCIDR != "" {
+				ready++
 			}
 		}
 		if ready != len(b.topo.Nodes) {
-			return fmt.Errorf("%d of %d nodes Ready with a pod CIDR", ready, len(b.topo.Nodes))
+			return fmt.Errorf("%d of %d nodes Ready, untainted by the node lifecycle controller and with a pod CIDR", ready, len(b.topo.Nodes))
 		}
 		return nil
 	}); err != nil {

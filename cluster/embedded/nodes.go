@@ -117,7 +117,7 @@ func (b *Backend) waitNodesReady(ctx context.Context, cs kubernetes.Interface, k
 		if !ok || !wanted[n.Name] {
 			return false, nil
 		}
-		ready[n.Name] = isNodeReady(n)
+		ready[n.Name] = cluster.NodeUsable(n)
 		count := 0
 		for _, r := range ready {
 			if r {
@@ -139,15 +139,6 @@ func (b *Backend) waitNodesReady(ctx context.Context, cs kubernetes.Interface, k
 		return fmt.Errorf("nodes Ready %d/%d: %w", shown, len(want), err)
 	}
 	return nil
-}
-
-func isNodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // actOnNode takes a simulated node down or brings it back: kwok stops or
