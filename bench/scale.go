@@ -22,6 +22,11 @@ import (
 // ScaleResult is one `kubelab bench scale` run.
 type ScaleResult struct {
 	Nodes, Pods int
+	// Recorded: the schedulers recorded their decisions, plugin by plugin.
+	Recorded bool
+	// PodsScheduled: seconds from creating the Deployment until every pod
+	// is bound to a node.
+	PodsScheduled float64
 	// ControlPlane: seconds from Up until the apiservers answer through
 	// the load balancer; NodesReady: from then until every node is Ready.
 	ControlPlane, NodesReady float64
@@ -34,10 +39,14 @@ type ScaleResult struct {
 }
 
 // Scale boots a cluster of nodes simulated nodes, creates a Deployment of
-// pods replicas and measures each phase.
-func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, pods int, say func(string)) (res ScaleResult, err error) {
-	res.Nodes, res.Pods = nodes, pods
-	b, err := newBackend(backend, cluster.Topology{Name: fmt.Sprintf("bench-scale-%d", nodes), Workers: nodes}) // a name per size: see upOnce
+// pods replicas and measures each phase; record turns the schedulers'
+// decision recording on or off.
+func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, pods int, record bool, say func(string)) (res ScaleResult, err error) {
+	res.Nodes, res.Pods, res.Recorded = nodes, pods, record
+	// A name per size and mode: see upOnce.
+	topo := cluster.Topology{Name: fmt.Sprintf("bench-scale-%d-%t", nodes, record), Workers: nodes,
+		Scheduler: cluster.SchedulerSpec{Record: &record}}
+	b, err := newBackend(backend, topo)
 	if err != nil {
 		return res, err
 	}
@@ -86,7 +95,7 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 	if err != nil {
 		return res, fmt.Errorf("create deployment: %w", err)
 	}
-	running := map[string]bool{}
+	running, scheduled := map[string]bool{}, map[string]bool{}
 	shown := 0
 	lw := cache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "pods", "default", func(o *metav1.ListOptions) {
 		o.LabelSelector = "app=bench"
@@ -100,6 +109,12 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 			return false, nil
 		}
 		running[p.Name] = p.Status.Phase == corev1.PodRunning && ev.Type != watch.Deleted
+		if p.Spec.NodeName != "" && !scheduled[p.Name] {
+			scheduled[p.Name] = true
+			if len(scheduled) == pods {
+				res.PodsScheduled = time.Since(t0).Seconds()
+			}
+		}
 		n := 0
 		for _, r := range running {
 			if r {
@@ -156,9 +171,10 @@ func samplePSS(ctx context.Context, b cluster.Backend) func() float64 {
 // WriteScale prints results as a table.
 func WriteScale(w io.Writer, rs []ScaleResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODES\tPODS\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB")
+	fmt.Fprintln(tw, "NODES\tPODS\tRECORDED\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS SCHEDULED s\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\n", r.Nodes, r.Pods, r.ControlPlane, r.NodesReady, r.PodsRunning, r.PodsPerSecond, r.PeakPSS)
+		fmt.Fprintf(tw, "%d\t%d\t%t\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\n", r.Nodes, r.Pods, r.Recorded, r.ControlPlane, r.NodesReady,
+			r.PodsScheduled, r.PodsRunning, r.PodsPerSecond, r.PeakPSS)
 	}
 	return tw.Flush()
 }

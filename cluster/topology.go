@@ -42,7 +42,14 @@ type SchedulerSpec struct {
 	// profiles and their plugins and weights, pluginConfig,
 	// percentageOfNodesToScore. Unset: the upstream defaults.
 	Config map[string]any `json:"config,omitempty" yaml:"config,omitempty"`
+	// Record writes down every scheduling cycle, plugin by plugin, for
+	// scheduling() in expressions. Default true; false runs the schedulers
+	// exactly as upstream ships them (to measure what recording costs).
+	Record *bool `json:"record,omitempty" yaml:"record,omitempty"`
 }
+
+// Recorded reports whether the schedulers record their decisions.
+func (s SchedulerSpec) Recorded() bool { return s.Record == nil || *s.Record }
 
 // NodeSpec describes one worker node.
 type NodeSpec struct {

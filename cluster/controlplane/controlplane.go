@@ -218,7 +218,7 @@ func scheduler(t cluster.Topology, s Site, name string) []string {
 	kc := s.Path(Scheduler.Kubeconfig())
 	sv := s.Serving(name)
 	var args []string
-	if s.SchedulingLog != nil {
+	if s.SchedulingLog != nil && t.Scheduler.Recorded() {
 		args = append(args, SchedulingLogFlag+"="+s.SchedulingLog(name))
 	}
 	// The client connection (kubeconfig, QPS) is in the config file: with

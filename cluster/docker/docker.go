@@ -163,6 +163,9 @@ func (b *Backend) Access() cluster.Access {
 	}
 	acc.SchedulingLogs = map[string]string{}
 	for _, s := range controlplane.Schedulers(b.topo) {
+		if !b.topo.Scheduler.Recorded() {
+			break
+		}
 		acc.SchedulingLogs[s] = filepath.Join(b.logDir(s), "scheduling.jsonl")
 	}
 	return acc

@@ -19,8 +19,17 @@ import (
 // its processes once up: RSS summed over processes (counts the shared binary's
 // pages once per process) and PSS (each shared page counted once overall). Targets on a 2-core machine: <= 6 s, <= 1.2 GiB.
 //
+// The sub-benchmarks run the schedulers with and without the recording
+// of their decisions (scheduling() in expressions), to show what it costs.
+//
 //	go test ./cluster/embedded -run '^$' -bench UpHA -benchtime 3x
 func BenchmarkUpHA(b *testing.B) {
+	for _, record := range []bool{false, true} {
+		b.Run(fmt.Sprintf("recorded=%t", record), func(b *testing.B) { benchUpHA(b, record) })
+	}
+}
+
+func benchUpHA(b *testing.B, record bool) {
 	bin, err := binaryPath()
 	if err != nil {
 		b.Fatal(err)
@@ -29,7 +38,9 @@ func BenchmarkUpHA(b *testing.B) {
 	phases := map[string]float64{}
 	for i := 0; i < b.N; i++ {
 		home := b.TempDir()
-		be, err := New(cluster.Topology{Name: "bench", Etcd: 3, APIServers: 2, Schedulers: 2, ControllerManagers: 2, Workers: 3},
+		topo := cluster.Topology{Name: fmt.Sprintf("bench-%t", record), Etcd: 3, APIServers: 2, Schedulers: 2, ControllerManagers: 2, Workers: 3,
+			Scheduler: cluster.SchedulerSpec{Record: &record}}
+		be, err := New(topo,
 			Options{Home: Home(home), Binary: bin, Ephemeral: true})
 		if err != nil {
 			b.Fatal(err)

@@ -335,7 +335,9 @@ func (b *Backend) Access() cluster.Access {
 			acc.APIServers[p.Name] = p.Endpoint
 			acc.AuditLogs[p.Name] = auditLog(b.dir, p.Name)
 		case cluster.RoleScheduler:
-			acc.SchedulingLogs[p.Name] = schedulingLog(b.dir, p.Name)
+			if b.st.Topology.Scheduler.Recorded() {
+				acc.SchedulingLogs[p.Name] = schedulingLog(b.dir, p.Name)
+			}
 		}
 	}
 	tlsCfg, err := clientTLS(b.st.Files["etcd-ca"], b.st.Files["etcd-client.crt"], b.st.Files["etcd-client.key"])
