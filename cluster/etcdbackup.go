@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,9 @@ func (c *Cluster) restorer() (EtcdRestorer, error) {
 // save` does, and reads its status.
 func (c *Cluster) SaveSnapshot(ctx context.Context, name string) (Snapshot, error) {
 	s := Snapshot{Name: name}
+	if name == "" || filepath.Base(name) != name || strings.HasPrefix(name, ".") {
+		return s, fmt.Errorf("snapshot %q: want a file name", name)
+	}
 	r, err := c.restorer()
 	if err != nil {
 		return s, err
