@@ -165,3 +165,21 @@ type Probe struct {
 	LastError    string  `expr:"lastError"`
 	Running      bool    `expr:"running"`
 }
+
+// Snapshot is an etcd snapshot saved by a snapshot operation, bound to the
+// snapshot's name: before.revision, before.size.
+type Snapshot struct {
+	Name string `expr:"name"`
+	// Member is the etcd member it was streamed from.
+	Member string `expr:"member"`
+	// Revision is the etcd revision of the last write it holds.
+	Revision int `expr:"revision"`
+	// Keys counts its keys (every revision kept since the last compaction).
+	Keys int `expr:"keys"`
+	// Size is the file's size in bytes.
+	Size int `expr:"size"`
+	// Hash is etcdutl's hash of its contents.
+	Hash int `expr:"hash"`
+	// File is where it is on the host running kubelab.
+	File string `expr:"file"`
+}

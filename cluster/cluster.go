@@ -1,7 +1,8 @@
 // Package cluster is kubelab's facade over a running lab cluster: bring it
 // up from a Topology, inspect it (components, the etcd Raft table, lease
 // holders) and hurt it (kill, stop, start, restart, pause, resume any
-// component; take nodes down).
+// component; take nodes down) and back its etcd up and restore it
+// (SaveSnapshot, RestoreSnapshot).
 //
 // Backends (cluster/embedded, later cluster/docker) implement the small
 // Backend interface; everything that only needs the cluster's APIs (etcd

@@ -60,6 +60,16 @@ func (l *Lab) NeedsNodeInternals() bool {
 	return false
 }
 
+// NeedsEtcdSnapshots reports whether the lab takes or restores etcd
+// snapshots, which needs a backend that is a cluster.EtcdRestorer.
+func (l *Lab) NeedsEtcdSnapshots() bool {
+	found := false
+	eachOperation(l, func(op *Operation, _ string) {
+		found = found || op.Snapshot != nil || op.Restore != nil
+	})
+	return found
+}
+
 // Metadata names and describes a lab.
 type Metadata struct {
 	// Name identifies the lab: a DNS label such as etcd-leader-failover.
@@ -135,8 +145,9 @@ type Operation struct {
 	// Timeout bounds the operation. Default by kind: 30s for API writes
 	// (apply, create, patch, delete, label, taint, untaint, cordon,
 	// uncordon), record and sleep; 60s for checks (wait, assert, error),
-	// faults (kill, stop, start, restart, pause, resume, nodeDown, nodeUp)
-	// and commands (kubectl, script); 2m for drain. The operation's own
+	// faults (kill, stop, start, restart, pause, resume, nodeDown, nodeUp),
+	// commands (kubectl, script) and snapshot; 2m for drain; 3m for
+	// restore. The operation's own
 	// duration (sleep.duration, assert.within, error.for) is added to the
 	// default.
 	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
@@ -199,6 +210,12 @@ type Operation struct {
 	// Record evaluates an expression and binds its value to a name that
 	// later expressions can use.
 	Record *RecordOp `json:"record,omitempty" yaml:"record,omitempty"`
+	// Snapshot saves an etcd snapshot (etcdctl snapshot save) under a name.
+	Snapshot *SnapshotOp `json:"snapshot,omitempty" yaml:"snapshot,omitempty"`
+	// Restore restores every etcd member from a snapshot taken earlier
+	// (etcdutl snapshot restore), stopping and starting the control plane
+	// around it.
+	Restore *RestoreOp `json:"restore,omitempty" yaml:"restore,omitempty"`
 	// Probe starts a background probe that runs until the lab ends; later
 	// expressions read its record as probes.NAME.
 	Probe *ProbeOp `json:"probe,omitempty" yaml:"probe,omitempty"`
@@ -308,21 +325,23 @@ func DefaultTimeout(kind string) time.Duration { return ops.DefaultTimeout(kind)
 
 // The bodies of the operation kinds, defined with their kinds in package ops.
 type (
-	Object    = ops.Object
-	PatchOp   = ops.PatchOp
-	DeleteOp  = ops.DeleteOp
-	WaitOp    = ops.WaitOp
-	AssertOp  = ops.AssertOp
-	ErrorOp   = ops.ErrorOp
-	NodeOp    = ops.NodeOp
-	DrainOp   = ops.DrainOp
-	TaintOp   = ops.TaintOp
-	UntaintOp = ops.UntaintOp
-	LabelOp   = ops.LabelOp
-	TargetOp  = ops.TargetOp
-	KubectlOp = ops.KubectlOp
-	ScriptOp  = ops.ScriptOp
-	SleepOp   = ops.SleepOp
-	RecordOp  = ops.RecordOp
-	ProbeOp   = ops.ProbeOp
+	Object     = ops.Object
+	PatchOp    = ops.PatchOp
+	DeleteOp   = ops.DeleteOp
+	WaitOp     = ops.WaitOp
+	AssertOp   = ops.AssertOp
+	ErrorOp    = ops.ErrorOp
+	NodeOp     = ops.NodeOp
+	DrainOp    = ops.DrainOp
+	TaintOp    = ops.TaintOp
+	UntaintOp  = ops.UntaintOp
+	LabelOp    = ops.LabelOp
+	TargetOp   = ops.TargetOp
+	KubectlOp  = ops.KubectlOp
+	ScriptOp   = ops.ScriptOp
+	SleepOp    = ops.SleepOp
+	RecordOp   = ops.RecordOp
+	ProbeOp    = ops.ProbeOp
+	SnapshotOp = ops.SnapshotOp
+	RestoreOp  = ops.RestoreOp
 )

@@ -3,6 +3,7 @@ package engine
 import (
 	"reflect"
 	"regexp"
+	"sort"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -71,6 +72,32 @@ func (o *opChecker) BindType(name string, t reflect.Type, field string) {
 		return
 	}
 	o.c.bindType(name, t, false, o.path(field))
+}
+
+func (o *opChecker) Bound(name string, t reflect.Type, field, what string) {
+	if name == "" || hasTemplate(name) {
+		return
+	}
+	got, bound := o.c.bindings[name]
+	switch {
+	case bound && got == t:
+		return
+	case bound:
+		o.Errorf(field, "%q is bound to a %s (at line %d), not a %s", name, typeName(got), o.c.boundAt[name].Line, what)
+		return
+	}
+	if at, later := o.c.recorded[name]; later {
+		o.Errorf(field, "%s %q is taken after this operation (at line %d)", what, name, at.Line)
+		return
+	}
+	var names []string
+	for n, bt := range o.c.bindings {
+		if bt == t {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	o.Errorf(field, "unknown %s %q: the %ss taken before this are %s%s", what, name, what, orNone(names), suggest(name, names))
 }
 
 func (o *opChecker) Objects(file, manifest, field string) []ops.Object {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
 )
@@ -34,6 +35,9 @@ func TestOperationKinds(t *testing.T) {
 	}
 	var registered []string
 	topo := cluster.Topology{Etcd: 3, Workers: 1}
+	// Bindings the examples of kinds that read one refer to, as if an
+	// earlier operation had made them (restore names a snapshot).
+	prior := map[string]reflect.Type{"backup": reflect.TypeFor[assertions.Snapshot]()}
 	for _, k := range ops.Kinds() {
 		registered = append(registered, k.Name)
 		t.Run(k.Name, func(t *testing.T) {
@@ -47,7 +51,7 @@ func TestOperationKinds(t *testing.T) {
 				t.Errorf("DefaultTimeout = %v, want > 0", d)
 			}
 			src := k.Name + ":\n  " + strings.ReplaceAll(strings.TrimRight(k.Example, "\n"), "\n", "\n  ")
-			op, err := ParseOperation(src, "testdata", topo, nil)
+			op, err := ParseOperation(src, "testdata", topo, prior)
 			if err != nil {
 				t.Fatalf("example %q does not validate: %v", src, err)
 			}

@@ -147,6 +147,9 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	if _, real := be.(cluster.NodeExecer); lab.NeedsNodeInternals() && !real {
 		return nil, fmt.Errorf("lab %s looks inside nodes (iptables(), cri()): %w; run it with --backend docker", lab.Metadata.Name, cluster.ErrNoNodeInternals)
 	}
+	if _, ok := be.(cluster.EtcdRestorer); lab.NeedsEtcdSnapshots() && !ok {
+		return nil, fmt.Errorf("lab %s takes or restores etcd snapshots: the %s backend %w", lab.Metadata.Name, be.Name(), cluster.ErrNoEtcdRestore)
+	}
 	c := cluster.New(be, log)
 	defer c.Close()
 	x := &run{r: r, lab: lab, c: c, bindings: zeroBindings(lab.Bindings()), start: time.Now(), res: res, bg: &background{}}

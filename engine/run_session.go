@@ -13,6 +13,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // Session is a booted lab cluster that operations run against one at a
@@ -114,8 +115,17 @@ func (s *Session) PrepareOp(op Operation, dir string) (*Operation, error) {
 // records bindings of record operations for later expressions.
 func (s *Session) Exec(ctx context.Context, op *Operation) OpResult {
 	r := s.x.runOp(ctx, s.step, op)
-	if op.Record != nil && r.Status == Passed && op.Compiled() != nil {
+	if r.Status != Passed {
+		return r
+	}
+	if op.Record != nil && op.Compiled() != nil {
 		s.types[op.Record.Name] = op.Compiled().Type
+	} else if b, ok := op.op().(ops.Binder); ok {
+		// Other binders bind a value of a type of their own (a command's
+		// result, a snapshot).
+		if name, _ := b.Binding(); name != "" && s.x.bindings[name] != nil {
+			s.types[name] = reflect.TypeOf(s.x.bindings[name])
+		}
 	}
 	return r
 }

@@ -53,7 +53,7 @@ var leaderLeases = map[string]struct{ lease, binding string }{
 }
 
 func catalog() []Step {
-	return slices.Concat(clusterSteps(), rememberSteps(), faultsSteps(), nodesSteps(), objectsSteps(), expressionsSteps(), checkSteps(), commandsSteps())
+	return slices.Concat(clusterSteps(), rememberSteps(), faultsSteps(), backupSteps(), nodesSteps(), objectsSteps(), expressionsSteps(), checkSteps(), commandsSteps())
 }
 
 // withScenario runs f with the scenario of ctx.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds bin/kubelab: kubelab plus the real Kubernetes v1.37.2, etcd v3.7.0
+# Builds bin/kubelab: kubelab plus the real Kubernetes v1.37.2, etcd v3.7.3
 # and kwok components, as one static binary. The first (cold) build compiles
 # all of Kubernetes: ~14 minutes and ~3.5 GB of RAM on 2 cores; after that
 # Go's build cache makes it a few seconds.

@@ -129,12 +129,45 @@ func Components(t cluster.Topology, s Site) []Component {
 	return out
 }
 
-func etcd(t cluster.Topology, s Site) []Component {
+// EtcdToken is the initial-cluster-token the members of t bootstrap with.
+func EtcdToken(t cluster.Topology) string { return "kubelab-" + t.Name }
+
+// initialCluster is etcd's --initial-cluster: every member's name and peer
+// URL.
+func initialCluster(t cluster.Topology, s Site) string {
 	members := EtcdMembers(t)
 	initial := make([]string, len(members))
 	for i, m := range members {
 		initial[i] = m + "=" + s.Etcd(m).AdvertisePeer
 	}
+	return strings.Join(initial, ",")
+}
+
+// EtcdRevisionBump is how far a restore moves etcd's revision forward:
+// past any resourceVersion a client saw before the restore (the value
+// etcd's and Kubernetes' restore guides use).
+const EtcdRevisionBump = 1_000_000_000
+
+// EtcdRestoreArgs are the arguments of `etcdutl snapshot restore` that
+// turn snapshot into a fresh data directory (dataDir, as the restoring
+// process sees it) for member of t: its name and peer URL, the whole
+// initial cluster, and token, the initial-cluster-token of the new
+// cluster (a new token gives new member and cluster IDs, so a member left
+// with old data cannot rejoin). The revision is bumped and marked
+// compacted, so watchers that resume from a revision of the old timeline
+// get "compacted" and relist instead of waiting for revisions that now
+// mean something else.
+func EtcdRestoreArgs(t cluster.Topology, s Site, member, snapshot, dataDir, token string) []string {
+	return []string{"snapshot", "restore", snapshot,
+		"--name=" + member, "--data-dir=" + dataDir,
+		"--initial-cluster=" + initialCluster(t, s), "--initial-cluster-token=" + token,
+		"--initial-advertise-peer-urls=" + s.Etcd(member).AdvertisePeer,
+		"--bump-revision=" + strconv.Itoa(EtcdRevisionBump), "--mark-compacted",
+	}
+}
+
+func etcd(t cluster.Topology, s Site) []Component {
+	members := EtcdMembers(t)
 	out := make([]Component, len(members))
 	for i, m := range members {
 		u := s.Etcd(m)
@@ -143,8 +176,8 @@ func etcd(t cluster.Topology, s Site) []Component {
 			"--data-dir=" + u.DataDir,
 			"--listen-client-urls=" + u.ListenClient, "--advertise-client-urls=" + u.AdvertiseClient,
 			"--listen-peer-urls=" + u.ListenPeer, "--initial-advertise-peer-urls=" + u.AdvertisePeer,
-			"--initial-cluster=" + strings.Join(initial, ","),
-			"--initial-cluster-state=new", "--initial-cluster-token=kubelab-" + t.Name,
+			"--initial-cluster=" + initialCluster(t, s),
+			"--initial-cluster-state=new", "--initial-cluster-token=" + EtcdToken(t),
 			"--client-cert-auth", "--trusted-ca-file=" + s.Path(EtcdCA),
 			"--cert-file=" + s.Path(m+".crt"), "--key-file=" + s.Path(m+".key"),
 			"--peer-client-cert-auth", "--peer-trusted-ca-file=" + s.Path(EtcdCA),

@@ -109,6 +109,9 @@ type Checker interface {
 	// BindType records a binding of a known type (e.g. a command's
 	// result) for the expressions after it.
 	BindType(name string, t reflect.Type, field string)
+	// Bound reports a name that no operation before this one binds to a
+	// value of type t (what says what such a value is: "snapshot").
+	Bound(name string, t reflect.Type, field, what string)
 	// Objects parses the objects of exactly one of file (relative to the
 	// lab file) and manifest (inline), reported at field.
 	Objects(file, manifest, field string) []Object

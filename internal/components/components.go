@@ -12,9 +12,13 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/etcdctl/v3/ctlv3"
+	"go.etcd.io/etcd/etcdutl/v3/etcdutl"
+	"go.etcd.io/etcd/pkg/v3/cobrautl"
 	"go.etcd.io/etcd/server/v3/etcdmain"
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/logs"
@@ -46,6 +50,7 @@ var mains = map[string]func() int{
 	"kubectl":                 runKubectl,
 	"etcd":                    func() int { etcdmain.Main(os.Args); return 0 },
 	"etcdctl":                 func() int { ctlv3.MustStart(); return 0 },
+	"etcdutl":                 runEtcdutl,
 	"kwok":                    runKwok,
 	"coredns":                 runCoreDNS,
 	"cri":                     runCRI,
@@ -93,6 +98,28 @@ func runKwok() int {
 	if err := command.ExecuteContext(ctx); err != nil {
 		logger.Error("kwok exited", "err", err)
 		return 1
+	}
+	return 0
+}
+
+// runEtcdutl mirrors go.etcd.io/etcd/etcdutl/v3's main (a package main,
+// so its root command is rebuilt here from the exported subcommands):
+// the offline tool that restores and inspects snapshots and data
+// directories, with no server running.
+func runEtcdutl() int {
+	root := &cobra.Command{Use: "etcdutl", Short: "An administrative command line tool for etcd3."}
+	root.PersistentFlags().DurationVar(&etcdutl.FlockTimeout, "timeout", 10*time.Second, "time to wait to obtain a file lock on db file, 0 to block indefinitely")
+	root.PersistentFlags().StringVarP(&etcdutl.OutputFormat, "write-out", "w", "simple", "set the output format (fields, json, protobuf, simple, table)")
+	root.AddCommand(
+		etcdutl.NewDefragCommand(),
+		etcdutl.NewSnapshotCommand(),
+		etcdutl.NewHashKVCommand(),
+		etcdutl.NewVersionCommand(),
+		etcdutl.NewMigrateCommand(),
+	)
+	root.SetHelpTemplate(`{{.UsageString}}`)
+	if err := root.Execute(); err != nil {
+		cobrautl.ExitWithError(cobrautl.ExitError, err) // prints and exits like upstream etcdutl
 	}
 	return 0
 }
