@@ -46,6 +46,8 @@ type Live struct {
 
 	audit        auditLog
 	auditFailure error // why an audit log could not be followed
+
+	asked []string // namespace/name of the pods scheduling() was asked about, in order
 }
 
 // NewLive starts informers on the cluster and waits for their caches.

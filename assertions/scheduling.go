@@ -27,9 +27,37 @@ type Scheduling struct {
 // (the leader writes; a former leader's decisions are kept) and returns
 // the latest about namespace/name.
 func (l *Live) Scheduling(_ context.Context, namespace, name string) (Scheduling, error) {
+	l.remember(namespace + "/" + name)
+	return l.decision(namespace + "/" + name)
+}
+
+func (l *Live) remember(pod string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.Contains(l.asked, pod) {
+		l.asked = append(l.asked, pod)
+	}
+}
+
+// AskedScheduling returns the latest decision about every pod an
+// expression asked scheduling() about, for reports.
+func (l *Live) AskedScheduling() []Scheduling {
+	l.mu.Lock()
+	asked := slices.Clone(l.asked)
+	l.mu.Unlock()
+	var out []Scheduling
+	for _, p := range asked {
+		if d, err := l.decision(p); err == nil && d.Found {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (l *Live) decision(pod string) (Scheduling, error) {
 	logs := l.c.Access().SchedulingLogs
 	if len(logs) == 0 {
-		return Scheduling{}, fmt.Errorf("scheduling(%q): this cluster's schedulers do not record their decisions", name)
+		return Scheduling{}, fmt.Errorf("scheduling(%q): this cluster's schedulers do not record their decisions", pod)
 	}
 	var all []obs.Decision
 	for _, n := range slices.Sorted(maps.Keys(logs)) {
@@ -43,7 +71,7 @@ func (l *Live) Scheduling(_ context.Context, namespace, name string) (Scheduling
 		all = append(all, ds...)
 	}
 	slices.SortStableFunc(all, func(a, b obs.Decision) int { return a.Time.Compare(b.Time) })
-	d, ok := obs.LatestDecision(all, namespace+"/"+name)
+	d, ok := obs.LatestDecision(all, pod)
 	if !ok {
 		return Scheduling{}, nil
 	}

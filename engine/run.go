@@ -72,8 +72,11 @@ type Result struct {
 	Timeline []TimelineEvent `json:"timeline"`
 	// Traces are the chains of writes, from the audit logs, behind each
 	// Deployment the lab created.
-	Traces   []DeploymentTrace `json:"traces,omitempty"`
-	Recovery []Recovery        `json:"recovery,omitempty"`
+	Traces []DeploymentTrace `json:"traces,omitempty"`
+	// Scheduling is the scheduler's last decision, plugin by plugin, about
+	// every pod the lab's expressions asked scheduling() about.
+	Scheduling []assertions.Scheduling `json:"scheduling,omitempty"`
+	Recovery   []Recovery              `json:"recovery,omitempty"`
 	// Kubeconfig of a cluster kept after failure.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 }
@@ -191,6 +194,7 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	stopWatch()
 	res.Timeline = x.tl.events()
 	res.Traces = traces(ctx, live, res.Timeline)
+	res.Scheduling = live.AskedScheduling()
 	res.Recovery = recoveries(res.Timeline)
 	res.Duration = time.Since(res.Started)
 	keep = res.Status != Passed && r.KeepOnFailure

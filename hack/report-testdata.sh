@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 ./bin/kubelab --home "$home" run labs/01-apply-to-running.yaml labs/02-etcd-leader-failover.yaml labs/04-scheduler-leader-failover.yaml \
+  labs/17-scheduler-filter-score.yaml \
   --json report/testdata/labs.json
 mkdir -p docs
 KUBELAB_REPORT_SCREENSHOT="$PWD/docs/report.png" CGO_ENABLED=0 GOFLAGS=-trimpath go test ./report -run TestHTMLReportInChromium -count=1

@@ -69,7 +69,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if len(sections) != len(labs) {
 		t.Fatalf("browser built %d lab sections, the JSON report has %d labs", len(sections), len(labs))
 	}
-	faults, hops := 0, 0
+	faults, hops, tables := 0, 0, 0
 	for i, l := range labs {
 		sec := sections[i]
 		if got := count(sec, `<tr class="step"`); got != len(l.Steps) {
@@ -98,9 +98,30 @@ func TestHTMLReportInChromium(t *testing.T) {
 		if got := count(sec, `<line class="hop `); got != n {
 			t.Errorf("%s: %d trace arrows drawn, JSON has %d hops", l.Lab, got, n)
 		}
+		ts := regexp.MustCompile(`(?s)<table class="scheduling".*?</table>`).FindAllString(sec, -1)
+		if len(ts) != len(l.Scheduling) {
+			t.Errorf("%s: %d score tables, JSON has %d scheduling decisions", l.Lab, len(ts), len(l.Scheduling))
+		}
+		for j := range min(len(ts), len(l.Scheduling)) {
+			d := l.Scheduling[j]
+			nodes := map[string]bool{}
+			for n := range d.Filtered {
+				nodes[n] = true
+			}
+			for _, n := range d.Feasible {
+				nodes[n] = true
+			}
+			if got, want := count(ts[j], `<tr[ >]`)-1, len(nodes); got != want {
+				t.Errorf("%s: %s: %d node rows, JSON has %d nodes", l.Lab, d.Pod, got, want)
+			}
+			if d.Selected != "" && count(ts[j], `<tr class="selected"><td>`+regexp.QuoteMeta(d.Selected)) != 1 {
+				t.Errorf("%s: %s: the selected node %s is not marked", l.Lab, d.Pod, d.Selected)
+			}
+		}
+		tables += len(ts)
 	}
-	if faults == 0 || hops == 0 {
-		t.Fatalf("testdata/labs.json should hold faults and a trace (faults %d, hops %d): regenerate it with hack/report-testdata.sh", faults, hops)
+	if faults == 0 || hops == 0 || tables == 0 {
+		t.Fatalf("testdata/labs.json should hold faults, a trace and a scheduling decision (faults %d, hops %d, tables %d): regenerate it with hack/report-testdata.sh", faults, hops, tables)
 	}
 
 	shot := filepath.Join(t.TempDir(), "report.png")

@@ -46,6 +46,7 @@ type labView struct {
 	Lanes    int
 	Markers  int
 	Traces   []traceView
+	Sched    []schedView
 }
 
 type traceView struct {
@@ -64,6 +65,9 @@ func HTML(w io.Writer, jsonReport []byte) error {
 	for _, l := range labs {
 		pic := Timeline(l)
 		v := labView{Lab: l, Timeline: drawTimeline(pic), Lanes: len(pic.Lanes), Markers: len(pic.Markers)}
+		for _, d := range l.Scheduling {
+			v.Sched = append(v.Sched, schedulingView(d))
+		}
 		for _, t := range l.Traces {
 			v.Traces = append(v.Traces, traceView{Deployment: t.Deployment, Hops: len(t.Hops), SVG: drawTrace(t)})
 		}

@@ -33,6 +33,26 @@ type (
 		Timeline     []Event    `json:"timeline"`
 		Recovery     []Recovery `json:"recovery"`
 		Traces       []Trace    `json:"traces"`
+		Scheduling   []Decision `json:"scheduling"`
+	}
+
+	// Decision is the scheduler's last cycle for one pod, plugin by plugin.
+	Decision struct {
+		Pod      string                      `json:"pod"`
+		Profile  string                      `json:"profile"`
+		Result   string                      `json:"result"`
+		Selected string                      `json:"selected"`
+		Filtered map[string]Rejection        `json:"filtered"`
+		Feasible []string                    `json:"feasible"`
+		Scores   map[string]map[string]int64 `json:"scores"`
+		Weights  map[string]int64            `json:"weights"`
+		Total    map[string]int64            `json:"total"`
+	}
+
+	// Rejection is the Filter plugin that ruled a node out, and why.
+	Rejection struct {
+		Plugin string `json:"plugin"`
+		Reason string `json:"reason"`
 	}
 
 	// Step is one step's result.
