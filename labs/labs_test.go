@@ -15,8 +15,16 @@ import (
 	"kubelab.dev/kubelab/engine/enginetest"
 )
 
+// embeddedOnly are labs that need simulated nodes (hundreds of them):
+// they run on the embedded backend only.
+const embeddedOnly = "embedded/*.yaml"
+
 func TestLabsLoad(t *testing.T) {
 	files, _ := filepath.Glob("*.yaml")
+	for _, dir := range []string{embeddedOnly, "docker/*.yaml"} {
+		more, _ := filepath.Glob(dir)
+		files = append(files, more...)
+	}
 	if len(files) < 5 {
 		t.Fatalf("found %d labs, want at least 5", len(files))
 	}
@@ -29,6 +37,8 @@ func TestLabsLoad(t *testing.T) {
 
 func TestLabsPass(t *testing.T) {
 	files, _ := filepath.Glob("*.yaml")
+	more, _ := filepath.Glob(embeddedOnly)
+	files = append(files, more...)
 	runAll(t, files, "embedded")
 }
 

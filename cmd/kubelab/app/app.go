@@ -98,6 +98,9 @@ exercises.
 	// Every invocation first removes what a kubelab killed with -9 left
 	// behind: processes and directories of clusters whose owner is dead.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
+			return nil // completing a word must not touch any cluster
+		}
 		g.ran = true
 		removed, err := g.embeddedOpts(false).Home.Sweep(cmd.Context())
 		for _, n := range removed {
@@ -140,6 +143,7 @@ exercises.
 		newClientCommand(g, "kubectl", "Run kubectl against the cluster (--name); arguments after kubectl are kubectl's"),
 		newClientCommand(g, "etcdctl", "Run etcdctl against the cluster's etcd members (--name); arguments after etcdctl are etcdctl's"),
 	)
+	registerCompletions(g, root)
 	return root
 }
 

@@ -1,0 +1,110 @@
+package app
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// Shell completion of values (cobra's `kubelab completion bash|zsh|fish`
+// completes commands and flags; these complete what goes in them): the
+// backends, the clusters of the home, the faults' actions and targets of
+// the named cluster, and lab, feature and report files.
+
+// completeWords completes from a fixed list.
+func completeWords(words ...string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return words, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFiles completes file names with these extensions (and
+// directories).
+func completeFiles(exts ...string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return exts, cobra.ShellCompDirectiveFilterFileExt
+	}
+}
+
+// completeClusters completes the names of the home's clusters.
+func completeClusters(g *globals) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		list, err := listClusters(g)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var out []cobra.Completion
+		for _, c := range list {
+			if strings.HasPrefix(c.Name, prefix) {
+				out = append(out, cobra.CompletionWithDesc(c.Name, c.Backend))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFault completes `fault ACTION TARGET`: the actions, then the
+// components and nodes of the named cluster and the leader targets.
+func completeFault(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		switch len(args) {
+		case 0:
+			var out []cobra.Completion
+			for _, a := range cluster.Actions {
+				out = append(out, string(a))
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		case 1:
+			out := []cobra.Completion{cluster.TargetEtcdLeader, cluster.TargetEtcdFollower, cluster.TargetSchedulerLeader, cluster.TargetControllerLeader}
+			c, err := openCluster(cmd.Context(), g)
+			if err != nil {
+				return out, cobra.ShellCompDirectiveNoFileComp
+			}
+			comps, err := c.Components(cmd.Context())
+			if err == nil {
+				for _, k := range comps {
+					out = append(out, cobra.CompletionWithDesc(k.Name, string(k.Role)))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// registerCompletions wires the value completions into the command tree.
+func registerCompletions(g *globals, root *cobra.Command) {
+	_ = root.RegisterFlagCompletionFunc("name", completeClusters(g))
+	_ = root.RegisterFlagCompletionFunc("home", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveFilterDirs
+	})
+	walk(root, func(c *cobra.Command) {
+		if c.Flags().Lookup("backend") != nil {
+			_ = c.RegisterFlagCompletionFunc("backend", completeWords(backendEmbedded, backendDocker))
+		}
+		for flag, exts := range map[string][]string{"html": {"html"}, "json": {"json"}, "junit": {"xml"}} {
+			if c.Flags().Lookup(flag) != nil {
+				_ = c.RegisterFlagCompletionFunc(flag, completeFiles(exts...))
+			}
+		}
+		switch c.CommandPath() {
+		case "kubelab fault":
+			c.ValidArgsFunction = completeFault(g)
+		case "kubelab run", "kubelab validate":
+			c.ValidArgsFunction = completeFiles("yaml", "yml")
+		case "kubelab drill":
+			c.ValidArgsFunction = completeFiles("feature")
+		case "kubelab report":
+			c.ValidArgsFunction = completeFiles("json")
+		}
+	})
+}
+
+func walk(c *cobra.Command, fn func(*cobra.Command)) {
+	fn(c)
+	for _, sub := range c.Commands() {
+		walk(sub, fn)
+	}
+}
