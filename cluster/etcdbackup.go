@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"k8s.io/client-go/rest"
+	"kubelab.dev/kubelab/cluster/internal/probe"
 )
 
 // SnapshotStatus is what etcdutl reads from a snapshot file.
@@ -255,25 +255,9 @@ func (c *Cluster) waitAPIServers(ctx context.Context) error {
 		return fmt.Errorf("apiserver client: %w", err)
 	}
 	for name, u := range c.Access().APIServers {
-		if err := poll(ctx, name+" /readyz", func(ctx context.Context) error { return getOK(ctx, hc, u+"/readyz") }); err != nil {
+		if err := poll(ctx, name+" /readyz", func(ctx context.Context) error { return probe.HTTPOK(ctx, hc, u+"/readyz") }); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func getOK(ctx context.Context, hc *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
 }
