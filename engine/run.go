@@ -77,6 +77,9 @@ type Result struct {
 	// every pod the lab's expressions asked scheduling() about.
 	Scheduling []assertions.Scheduling `json:"scheduling,omitempty"`
 	Recovery   []Recovery              `json:"recovery,omitempty"`
+	// Score is set when the result is a graded submission's (see
+	// Grade.Result): the points and what was not applied.
+	Score *GradeScore `json:"score,omitempty"`
 	// Kubeconfig of a cluster kept after failure.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 }

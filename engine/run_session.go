@@ -146,6 +146,19 @@ func (s *Session) Timeline() []TimelineEvent { return s.x.tl.events() }
 // Recovery is the recovery figures derived from the timeline so far.
 func (s *Session) Recovery() []Recovery { return recoveries(s.x.tl.events()) }
 
+// BootDuration is how long the session's cluster took to come up.
+func (s *Session) BootDuration() time.Duration { return s.x.res.BootDuration }
+
+// Traces is the chain of writes, from the audit logs, behind every
+// Deployment created so far.
+func (s *Session) Traces(ctx context.Context) []DeploymentTrace {
+	return traces(ctx, s.x.live, s.x.tl.events())
+}
+
+// Scheduling is the scheduler's last decision, plugin by plugin, about
+// every pod the session's expressions asked scheduling() about.
+func (s *Session) Scheduling() []assertions.Scheduling { return s.x.live.AskedScheduling() }
+
 // Close stops watching and tears the cluster down unless keep is set, in
 // which case it returns the kubeconfig of the cluster left running.
 func (s *Session) Close(ctx context.Context, keep bool) (string, error) {

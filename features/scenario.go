@@ -11,6 +11,7 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 )
@@ -41,12 +42,27 @@ type Report struct {
 	Feature, Scenario string
 	// Err is the scenario's failure, nil when it passed.
 	Err error
+	// Started is when the scenario started.
+	Started time.Time
 	// Duration of the scenario, cluster boot and tear-down included.
 	Duration time.Duration
+	// BootDuration is how long its cluster took to come up (0 when the
+	// scenario never needed one).
+	BootDuration time.Duration
+	// Steps are the scenario's Gherkin steps in order, each with its
+	// status (the steps after a failed one are skipped), duration, error
+	// and the engine operations it ran.
+	Steps []engine.StepResult
 	// Timeline is what the cluster did, from the engine's watch.
 	Timeline []engine.TimelineEvent
 	// Recovery pairs each fault with the recoveries that followed it.
 	Recovery []engine.Recovery
+	// Traces are the chains of writes, from the audit logs, behind each
+	// Deployment the scenario created.
+	Traces []engine.DeploymentTrace
+	// Scheduling is the scheduler's last decision about every pod the
+	// scenario's expressions asked scheduling() about.
+	Scheduling []assertions.Scheduling
 	// Kubeconfig of the cluster kept after a failure.
 	Kubeconfig string
 }
@@ -62,17 +78,21 @@ type scenario struct {
 	dir     string
 	started time.Time
 
-	topo    cluster.Topology
-	sess    *engine.Session
-	steps   []*godog.Step
-	cur     int  // index of the running step in steps
-	marked  bool // the running step is marked in the session's timeline
-	failed  bool
-	last    engine.OpResult
-	vars    map[string]string
-	facts   map[string]bool   // bindings recorded: etcdBefore, schedulerBefore...
-	follows map[string]string // outcome step ID -> the kubectl step it was folded into
-	checks  []func() engine.OpResult
+	topo     cluster.Topology
+	sess     *engine.Session
+	steps    []*godog.Step
+	cur      int  // index of the running step in steps
+	marked   bool // the running step is marked in the session's timeline
+	failed   bool
+	last     engine.OpResult
+	keywords []string            // of steps, from the feature file
+	results  []engine.StepResult // of the steps that ended
+	begun    time.Time           // when the running step started
+	ops      []engine.OpResult   // the running step's operations
+	vars     map[string]string
+	facts    map[string]bool   // bindings recorded: etcdBefore, schedulerBefore...
+	follows  map[string]string // outcome step ID -> the kubectl step it was folded into
+	checks   []func() engine.OpResult
 }
 
 type scenarioKey struct{}
@@ -104,6 +124,7 @@ func (l *Library) before(ctx context.Context, p *godog.Scenario) (context.Contex
 		lib: l, feature: p.Uri, name: p.Name, dir: filepath.Dir(p.Uri), started: time.Now(), steps: p.Steps,
 		vars: map[string]string{}, facts: map[string]bool{}, follows: map[string]string{},
 	}
+	s.keywords = stepKeywords(p.Uri, p.Name, len(p.Steps))
 	ctx = context.WithValue(ctx, scenarioKey{}, s)
 	s.ctx, s.cancel = context.WithTimeout(ctx, ScenarioTimeout)
 	return s.ctx, nil
@@ -119,7 +140,7 @@ func beforeStep(ctx context.Context, st *godog.Step) (context.Context, error) {
 			s.cur = i
 		}
 	}
-	s.marked = false
+	s.marked, s.begun, s.ops = false, time.Now(), nil
 	if s.sess != nil && !s.failed {
 		s.sess.Step(st.Text)
 		s.marked = true
@@ -139,15 +160,16 @@ func (l *Library) afterStep(ctx context.Context, st *godog.Step, status godog.St
 			fmt.Fprintf(l.Out, "%s\n", hint)
 		}
 	}
+	es := engine.Passed
+	switch status {
+	case godog.StepPassed:
+	case godog.StepSkipped:
+		es = engine.Skipped
+	default:
+		es = engine.Failed
+	}
+	s.endStep(st, es, errors.Join(err, hint))
 	if s.marked {
-		es := engine.Passed
-		switch status {
-		case godog.StepPassed:
-		case godog.StepSkipped:
-			es = engine.Skipped
-		default:
-			es = engine.Failed
-		}
 		s.sess.EndStep(es, errors.Join(err, hint))
 		s.marked = false
 	}
@@ -170,14 +192,16 @@ func (l *Library) after(ctx context.Context, p *godog.Scenario, err error) (cont
 		}
 	}
 	s.checks = nil
-	rep := Report{Feature: s.feature, Scenario: s.name, Err: errors.Join(append([]error{err}, errs...)...), Duration: time.Since(s.started)}
+	rep := Report{Feature: s.feature, Scenario: s.name, Err: errors.Join(append([]error{err}, errs...)...),
+		Started: s.started, Duration: time.Since(s.started), Steps: s.stepResults()}
 	if s.sess == nil {
 		if l.OnScenario != nil {
 			l.OnScenario(rep)
 		}
 		return ctx, errors.Join(errs...)
 	}
-	rep.Timeline, rep.Recovery = s.sess.Timeline(), s.sess.Recovery()
+	rep.Timeline, rep.Recovery, rep.BootDuration = s.sess.Timeline(), s.sess.Recovery(), s.sess.BootDuration()
+	rep.Traces, rep.Scheduling = s.sess.Traces(ctx), s.sess.Scheduling()
 	keep := l.KeepOnFailure && rep.Err != nil
 	kc, cerr := s.sess.Close(context.WithoutCancel(ctx), keep)
 	if cerr != nil {
@@ -292,6 +316,7 @@ func (s *scenario) eventually(ctx context.Context, op engine.Operation, within t
 
 func (s *scenario) result(r engine.OpResult) (engine.OpResult, error) {
 	s.last = r
+	s.ops = append(s.ops, r)
 	if r.Status != engine.Passed {
 		return r, fmt.Errorf("%s: %s", r.Summary, r.Error)
 	}

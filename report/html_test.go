@@ -28,3 +28,34 @@ func TestHTMLFromJSONReport(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLScoreLine: a graded submission's section has its score and what
+// was not applied; a lab's has neither, and no boot time when none was
+// measured.
+func TestHTMLScoreLine(t *testing.T) {
+	const js = `{"results": [
+	  {"lab": "spread/alice", "title": "Spread", "status": "failed", "duration": 3,
+	   "steps": [{"name": "one per node (0/3 points)", "status": "failed", "error": "lost 3 of 3 points"}],
+	   "score": {"score": 2, "max": 5, "passingScore": 4, "notApplied": ["debug.yaml:1:1: Pod default/debug: refused (privileged)"]}},
+	  {"lab": "plain", "title": "Plain", "status": "passed", "duration": 1, "steps": []}]}`
+	var out bytes.Buffer
+	if err := HTML(&out, []byte(js)); err != nil {
+		t.Fatal(err)
+	}
+	html := out.String()
+	graded, plain, ok := strings.Cut(html, `data-lab="plain"`)
+	if !ok {
+		t.Fatalf("no section for the second lab:\n%s", html)
+	}
+	for _, want := range []string{`<p class="score" data-score="2" data-max="5">Score <b>2/5</b>, failed (passing score 4)`,
+		`<ul class="not-applied"><li><code>debug.yaml:1:1: Pod default/debug: refused (privileged)</code>`, "lost 3 of 3 points"} {
+		if !strings.Contains(graded, want) {
+			t.Errorf("the graded section lacks %s:\n%s", want, graded)
+		}
+	}
+	for _, banned := range []string{`class="score"`, "not-applied", "cluster up in"} {
+		if strings.Contains(plain, banned) {
+			t.Errorf("the lab's section has %s:\n%s", banned, plain)
+		}
+	}
+}

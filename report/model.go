@@ -34,6 +34,17 @@ type (
 		Recovery     []Recovery `json:"recovery"`
 		Traces       []Trace    `json:"traces"`
 		Scheduling   []Decision `json:"scheduling"`
+		Score        *Score     `json:"score"`
+	}
+
+	// Score is the score of a graded submission (absent for labs and
+	// drills).
+	Score struct {
+		Score        int      `json:"score"`
+		Max          int      `json:"max"`
+		PassingScore int      `json:"passingScore"`
+		Passed       bool     `json:"passed"`
+		NotApplied   []string `json:"notApplied"`
 	}
 
 	// Decision is the scheduler's last cycle for one pod, plugin by plugin.

@@ -27,6 +27,7 @@ type drillFlags struct {
 	noPrompt bool
 	keep     bool
 	reports  string
+	html     string
 }
 
 // ErrDrillsFailed is returned by `kubelab drill` when a scenario failed.
@@ -47,7 +48,8 @@ to your answer and the model answer.
 There is no prompt with --no-prompt or when stdin is not a terminal.`,
 		Example: `  kubelab drill list                 # every question (also: kubelab drill)
   kubelab drill features/etcd-leader.feature
-  kubelab drill features/ --no-prompt --reports out/`,
+  kubelab drill features/ --no-prompt --reports out/
+  kubelab drill features/taints.feature --no-prompt --html drill.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || (len(args) == 1 && args[0] == "list") {
 				return listDrills(g)
@@ -60,6 +62,7 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the clusters run: embedded or docker (drills tagged @docker need docker)")
 	fl.BoolVar(&f.keep, "keep-on-failure", os.Getenv("KUBELAB_KEEP") == "1", "leave a failed scenario's cluster up for inspection ($KUBELAB_KEEP=1)")
 	fl.StringVar(&f.reports, "reports", "", "write cucumber JSON and JUnit XML reports of each feature to this directory")
+	fl.StringVar(&f.html, "html", "", "write a self-contained HTML report to this file: a section per scenario with its steps, timeline swimlanes and recovery times")
 	return cmd
 }
 
@@ -113,11 +116,24 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 			return err
 		}
 	}
+	r := engine.Runner{Backend: backend, Binary: bin, Progress: quietWhenInterrupted(ctx, g, engine.ConsoleProgress(g.streams.Err))}
+	reps, err := drillAll(ctx, g, f, r, drills)
+	// The scenarios that ran are reported, also when a later one could not.
+	if herr := writeHTML(f.html, features.Results(reps)); herr != nil {
+		return errors.Join(err, herr)
+	}
+	return err
+}
+
+// drillAll asks each drill's question, runs its scenarios and shows what
+// they did; it returns the reports of every scenario that ran.
+func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, drills []*features.Drill) ([]features.Report, error) {
 	out := g.streams.Out
 	var answers *lineReader
 	if !f.noPrompt && isTerminal(g.streams.In) {
 		answers = newLineReader(g.streams.In)
 	}
+	var all []features.Report
 	failed := 0
 	for i, d := range drills {
 		fmt.Fprintf(out, "\n━━ Drill %d/%d: %s (%s)\n\n", i+1, len(drills), d.Title, d.Path)
@@ -131,27 +147,29 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 		var answer string
 		if answers != nil {
 			fmt.Fprintf(out, "\nYour answer (an empty line ends it; Enter alone skips):\n")
+			var err error
 			if answer, err = answers.readAnswer(ctx, out); err != nil {
-				return err
+				return all, err
 			}
 		}
 		fmt.Fprintf(out, "\nRunning the drill on a real cluster...\n")
-		reps, err := runDrill(ctx, g, f, engine.Runner{Backend: backend, Binary: bin, Progress: quietWhenInterrupted(ctx, g, engine.ConsoleProgress(g.streams.Err))}, d)
+		reps, err := runDrill(ctx, g, f, r, d)
+		all = append(all, reps...)
 		if err != nil && !errors.Is(err, features.ErrFailed) {
-			return cannotRun(err)
+			return all, cannotRun(err)
 		}
 		if err != nil {
 			failed++
 		}
 		showDrill(out, d, reps, answer, answers != nil)
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return all, ctx.Err()
 		}
 	}
 	if failed > 0 {
-		return withCode(ExitFailed, fmt.Errorf("%w: %d of %d", ErrDrillsFailed, failed, len(drills)))
+		return all, withCode(ExitFailed, fmt.Errorf("%w: %d of %d", ErrDrillsFailed, failed, len(drills)))
 	}
-	return nil
+	return all, nil
 }
 
 // runDrill runs one feature's scenarios and returns what each did.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -94,7 +95,8 @@ func TestDrillWithoutTerminal(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "drill", "features/rbac.feature", "--home", t.TempDir())
+	page := filepath.Join(t.TempDir(), "drill.html")
+	cmd := exec.CommandContext(ctx, bin, "drill", "features/rbac.feature", "--home", t.TempDir(), "--html", page)
 	cmd.Dir = repoRoot()
 	cmd.Stdin = strings.NewReader("this must not be read as an answer\n")
 	var stdout, stderr bytes.Buffer
@@ -115,6 +117,12 @@ func TestDrillWithoutTerminal(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "booting cluster") {
 		t.Errorf("no live progress on stderr:\n%s", stderr.String())
+	}
+	// One section for the one scenario, one step row per Gherkin step.
+	html, rows := htmlReport(t, page)
+	if n := strings.Count(html, `<section class="lab"`); n != 1 || rows != 9 || strings.Count(html, `<tr class="step" data-status="passed"`) != 9 ||
+		!strings.Contains(html, "<b>When I apply:</b>") || !strings.Contains(html, "<b>And the output matches") || !strings.Contains(html, `class="timeline"`) {
+		t.Errorf("HTML report: %d sections, %d step rows, want 1 and 9 passed:\n%s", n, rows, html)
 	}
 }
 

@@ -31,6 +31,7 @@ type gradeFlags struct {
 	junit       string
 	json        string
 	markdown    string
+	html        string
 	out         string
 	keep        bool
 	timeline    bool
@@ -57,7 +58,7 @@ it exits non-zero (3) only when a submission could not be graded.
 
 The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 		Example: `  kubelab grade exercises/spread-replicas --submission my-answer/
-  kubelab grade exercises/pdb-drain --submission . --junit grade.xml --json grade.json --markdown grade.md
+  kubelab grade exercises/pdb-drain --submission . --junit grade.xml --json grade.json --markdown grade.md --html grade.html
   kubelab grade exercises/rbac-least-privilege --submissions class-2026/ --parallel 2 --out grades/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,6 +89,7 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report (one testcase per check) to this file")
 	fl.StringVar(&f.json, "json", "", "write a JSON report (--submission) to this file")
 	fl.StringVar(&f.markdown, "markdown", "", "write a Markdown summary to this file")
+	fl.StringVar(&f.html, "html", "", "write a self-contained HTML report to this file: a section per submission with its score, each check with the points it lost and why, and the timeline")
 	fl.StringVar(&f.out, "out", "grades", "directory for the scoreboard and per-learner reports (--submissions)")
 	fl.BoolVar(&f.keep, "keep-on-failure", false, "leave the cluster of a submission that did not pass up for inspection")
 	fl.BoolVar(&f.timeline, "timeline", false, "print the timeline of each grading")
@@ -123,6 +125,7 @@ func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, e
 		writeFile(f.junit, func(w io.Writer) error { return engine.WriteGradeJUnit(w, []*engine.Grade{gr}) }),
 		writeFile(f.json, func(w io.Writer) error { return engine.WriteGradeJSON(w, gr) }),
 		writeFile(f.markdown, md),
+		writeHTML(f.html, []*engine.Result{gr.Result()}),
 		appendStepSummary(md),
 	); err != nil {
 		return err
@@ -166,6 +169,7 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 		writeFile(filepath.Join(f.out, "scoreboard.json"), sb.WriteJSON),
 		writeFile(f.junit, func(w io.Writer) error { return engine.WriteGradeJUnit(w, grades) }),
 		writeFile(f.markdown, sb.WriteMarkdown),
+		writeHTML(f.html, gradeResults(grades)),
 		appendStepSummary(sb.WriteMarkdown),
 	}
 	for _, gr := range grades {
@@ -188,6 +192,15 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 		return cannotRun(fmt.Errorf("%w %d of %d submissions", ErrNotGraded, failed, len(grades)))
 	}
 	return nil
+}
+
+// gradeResults are the grades as lab results, for the HTML report.
+func gradeResults(grades []*engine.Grade) []*engine.Result {
+	out := make([]*engine.Result, 0, len(grades))
+	for _, gr := range grades {
+		out = append(out, gr.Result())
+	}
+	return out
 }
 
 func printGrade(w io.Writer, gr *engine.Grade, timeline bool) {

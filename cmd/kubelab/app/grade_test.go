@@ -47,10 +47,10 @@ func gradeCLI(t *testing.T, env []string, args ...string) (string, int) {
 func TestGradeWritesReportsAndExitsOnThePassingScore(t *testing.T) {
 	dir := t.TempDir()
 	summary := filepath.Join(dir, "step-summary.md")
-	j, x, md := filepath.Join(dir, "g.json"), filepath.Join(dir, "g.xml"), filepath.Join(dir, "g.md")
+	j, x, md, page := filepath.Join(dir, "g.json"), filepath.Join(dir, "g.xml"), filepath.Join(dir, "g.md"), filepath.Join(dir, "g.html")
 	out, code := gradeCLI(t, []string{"GITHUB_STEP_SUMMARY=" + summary},
 		"grade", "exercises/rbac-least-privilege", "--submission", "exercises/rbac-least-privilege/wrong/wildcard",
-		"--learner", "bob", "--json", j, "--junit", x, "--markdown", md)
+		"--learner", "bob", "--json", j, "--junit", x, "--markdown", md, "--html", page)
 	if code != app.ExitFailed {
 		t.Fatalf("a 5/10 submission exited %d, want %d:\n%s", code, app.ExitFailed, out)
 	}
@@ -133,6 +133,11 @@ func TestGradeWritesReportsAndExitsOnThePassingScore(t *testing.T) {
 		!strings.Contains(string(mdData), "| ❌ | it cannot change anything | 0/2 |") {
 		t.Errorf("Markdown summary:\n%s", mdData)
 	}
+	html, rows := htmlReport(t, page)
+	if rows != 7 || !strings.Contains(html, `data-score="5" data-max="10"`) ||
+		!strings.Contains(html, "<b>it cannot change anything (0/2 points)</b><pre>lost 2 of 2 points\nexpected: ") {
+		t.Errorf("HTML report (%d step rows, want 7):\n%s", rows, html)
+	}
 	sumData, err := os.ReadFile(summary)
 	if err != nil || string(sumData) != string(mdData) {
 		t.Errorf("$GITHUB_STEP_SUMMARY (%v) differs from --markdown:\n%s", err, sumData)
@@ -152,7 +157,8 @@ func TestGradeRefusesBeforeBooting(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sub, "debug.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: debug, namespace: shop}\nspec: {containers: [{name: sh, image: busybox}]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code := gradeCLI(t, nil, "grade", "exercises/rbac-least-privilege", "--submission", sub)
+	page := filepath.Join(t.TempDir(), "g.html")
+	out, code := gradeCLI(t, nil, "grade", "exercises/rbac-least-privilege", "--submission", sub, "--html", page)
 	if code != app.ExitInvalid {
 		t.Errorf("exit %d, want %d:\n%s", code, app.ExitInvalid, out)
 	}
@@ -164,6 +170,20 @@ func TestGradeRefusesBeforeBooting(t *testing.T) {
 	if strings.Contains(out, "booting cluster") {
 		t.Errorf("booted a cluster for a submission with nothing valid:\n%s", out)
 	}
+	if html, _ := htmlReport(t, page); !strings.Contains(html, `<span class="status refused">refused</span>`) ||
+		!strings.Contains(html, `data-score="0" data-max="10"`) || !strings.Contains(html, "Pod shop/debug: refused (kind-not-allowed)") {
+		t.Errorf("HTML report of a refused submission:\n%s", html)
+	}
+}
+
+// htmlReport reads an HTML report and counts its step rows.
+func htmlReport(t *testing.T, path string) (string, int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no HTML report: %v", err)
+	}
+	return string(b), strings.Count(string(b), `<tr class="step"`)
 }
 
 func TestGradeBatchWritesScoreboard(t *testing.T) {

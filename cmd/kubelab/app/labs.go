@@ -161,16 +161,22 @@ func writeReports(junit, jsonPath, htmlPath string, results []*engine.Result) er
 	return errors.Join(
 		writeFile(junit, func(w io.Writer) error { return engine.WriteJUnit(w, results) }),
 		writeFile(jsonPath, func(w io.Writer) error { return engine.WriteJSON(w, results) }),
-		// The HTML report is drawn from the JSON report, as `kubelab
-		// report` draws it from a file.
-		writeFile(htmlPath, func(w io.Writer) error {
-			var js bytes.Buffer
-			if err := engine.WriteJSON(&js, results); err != nil {
-				return err
-			}
-			return report.HTML(w, js.Bytes())
-		}),
+		writeHTML(htmlPath, results),
 	)
+}
+
+// writeHTML writes the HTML report of results to path ("" = do nothing).
+// It is drawn from the JSON report, as `kubelab report` draws it from a
+// file; drills and grades pass their scenarios and submissions as
+// results.
+func writeHTML(path string, results []*engine.Result) error {
+	return writeFile(path, func(w io.Writer) error {
+		var js bytes.Buffer
+		if err := engine.WriteJSON(&js, results); err != nil {
+			return err
+		}
+		return report.HTML(w, js.Bytes())
+	})
 }
 
 func newReportCommand(g *globals) *cobra.Command {
