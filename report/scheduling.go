@@ -13,6 +13,8 @@ type schedView struct {
 	Pod, Profile, Result, Selected string
 	Plugins                        []string
 	Rows                           []schedRow
+	// Span is the width of the plugin columns (one when nothing was scored).
+	Span int
 }
 
 type schedRow struct {
@@ -34,6 +36,7 @@ func schedulingView(d Decision) schedView {
 	v.Plugins = slices.SortedFunc(maps.Keys(plugins), func(a, b string) int {
 		return cmp.Or(cmp.Compare(d.Weights[b], d.Weights[a]), cmp.Compare(a, b))
 	})
+	v.Span = max(1, len(v.Plugins))
 	nodes := map[string]bool{}
 	for n := range d.Filtered {
 		nodes[n] = true
@@ -45,6 +48,9 @@ func schedulingView(d Decision) schedView {
 		r := schedRow{Node: n, Selected: n == d.Selected}
 		if rej, ok := d.Filtered[n]; ok {
 			r.Rejected = rej.Plugin + ": " + rej.Reason
+		} else if len(v.Plugins) == 0 {
+			// The scheduler binds a single feasible node without scoring.
+			r.Cells = []string{"the only feasible node: bound without scoring"}
 		} else {
 			for _, p := range v.Plugins {
 				s, ok := d.Scores[n][p]
