@@ -56,6 +56,9 @@ func (l *Lab) NeedsNodeInternals() bool {
 		if c := all[i].Compiled(); c != nil && c.NeedsNodeInternals() {
 			return true
 		}
+		if all[i].NodeExec != nil {
+			return true
+		}
 	}
 	return false
 }
@@ -205,6 +208,8 @@ type Operation struct {
 	Kubectl *KubectlOp `json:"kubectl,omitempty" yaml:"kubectl,omitempty"`
 	// Script runs a shell command with KUBECONFIG set.
 	Script *ScriptOp `json:"script,omitempty" yaml:"script,omitempty"`
+	// NodeExec runs a command inside a real node (docker backend).
+	NodeExec *NodeExecOp `json:"nodeExec,omitempty" yaml:"nodeExec,omitempty"`
 	// Sleep waits for a fixed duration.
 	Sleep *SleepOp `json:"sleep,omitempty" yaml:"sleep,omitempty"`
 	// Record evaluates an expression and binds its value to a name that
@@ -340,6 +345,7 @@ type (
 	KubectlOp  = ops.KubectlOp
 	ScriptOp   = ops.ScriptOp
 	SleepOp    = ops.SleepOp
+	NodeExecOp = ops.NodeExecOp
 	RecordOp   = ops.RecordOp
 	ProbeOp    = ops.ProbeOp
 	SnapshotOp = ops.SnapshotOp

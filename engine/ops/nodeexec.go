@@ -1,0 +1,81 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"time"
+
+	"kubelab.dev/kubelab/assertions"
+)
+
+func init() {
+	Register("nodeExec", "{node: worker-1, command: [curl, -s, http://10.96.0.1:443]}", func(n *NodeExecOp) Operation { return n })
+}
+
+// NodeExecOp runs a command inside a real node (its network namespace,
+// its iptables, its containerd): what a `docker exec` into a kind node
+// does. The docker backend only; a lab using it is refused on simulated
+// nodes before anything boots.
+type NodeExecOp struct {
+	// Node to run in.
+	Node string `json:"node" yaml:"node"`
+	// Command and its arguments (no shell; use [sh, -c, "..."] for one).
+	Command []string `json:"command" yaml:"command" jsonschema:"minItems=1"`
+	// ExpectError makes the operation succeed only if the command fails.
+	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
+	// ExpectOutput is a regular expression the output must match.
+	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
+	// Bind names the result for later expressions: NAME.stdout,
+	// NAME.exitCode (0, or 1 when the command failed), NAME.json.
+	Bind string `json:"bind,omitempty" yaml:"bind,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
+
+	expect *regexp.Regexp
+}
+
+// Binding is the name the result is bound to.
+func (n *NodeExecOp) Binding() (name, field string) { return n.Bind, "bind" }
+
+// Summary shows the node and the command.
+func (n *NodeExecOp) Summary() string { return "on " + n.Node + ": " + strings.Join(n.Command, " ") }
+
+// DefaultTimeout is that of a command.
+func (n *NodeExecOp) DefaultTimeout() time.Duration { return slowTimeout }
+
+// Validate checks the node and compiles expectOutput.
+func (n *NodeExecOp) Validate(c Checker) {
+	c.Node(n.Node, "node")
+	if len(n.Command) == 0 {
+		c.Errorf("command", "want a command to run, e.g. [curl, -s, http://web]")
+	}
+	n.expect = c.Regexp(n.ExpectOutput, "expectOutput")
+	c.BindType(n.Bind, commandResultType, "bind")
+}
+
+// Exec runs the command in the node.
+func (n *NodeExecOp) Exec(ctx context.Context, env Env) (string, error) {
+	out, err := env.Cluster().NodeExec(ctx, n.Node, n.Command...)
+	text := strings.TrimRight(out, "\n")
+	if n.Bind != "" {
+		res := commandResult(text, err)
+		env.Bind(n.Bind, res)
+	}
+	return text, checkCommand(n.Summary(), text, err, n.ExpectError, n.expect)
+}
+
+// commandResult is the result of a command that ran elsewhere (its
+// output only, stdout and stderr together).
+func commandResult(out string, err error) assertions.CommandResult {
+	res := assertions.CommandResult{Stdout: out}
+	if err != nil {
+		res.ExitCode = 1
+	}
+	if b := strings.TrimSpace(out); len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+		var v any
+		if json.Unmarshal([]byte(b), &v) == nil {
+			res.JSON = v
+		}
+	}
+	return res
+}
