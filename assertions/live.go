@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	obs "kubelab.dev/kubelab/observe"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,6 +50,9 @@ type Live struct {
 	auditFailure error // why an audit log could not be followed
 
 	asked []string // namespace/name of the pods scheduling() was asked about, in order
+
+	schedMu sync.Mutex
+	sched   map[string]*obs.DecisionLog // each scheduler's decision log, followed
 }
 
 // NewLive starts informers on the cluster and waits for their caches.

@@ -59,21 +59,31 @@ func (l *Live) decision(pod string) (Scheduling, error) {
 	if len(logs) == 0 {
 		return Scheduling{}, fmt.Errorf("scheduling(%q): this cluster's schedulers do not record their decisions", pod)
 	}
-	var all []obs.Decision
+	l.schedMu.Lock()
+	defer l.schedMu.Unlock()
+	if l.sched == nil {
+		l.sched = map[string]*obs.DecisionLog{}
+	}
+	var best obs.Decision
+	found := false
 	for _, n := range slices.Sorted(maps.Keys(logs)) {
-		ds, err := obs.ReadDecisions(logs[n])
-		if err != nil {
+		dl := l.sched[n]
+		if dl == nil {
+			dl = obs.NewDecisionLog(logs[n])
+			l.sched[n] = dl
+		}
+		if err := dl.Update(); err != nil {
 			return Scheduling{}, err
 		}
-		for i := range ds {
-			ds[i].Scheduler = n
+		// A scheduler that lost its lease stops writing; the newest
+		// decision, from whichever scheduler, is the one that holds.
+		if d, ok := dl.Latest(pod); ok && (!found || d.Time.After(best.Time)) {
+			best, found = d, true
+			best.Scheduler = n
 		}
-		all = append(all, ds...)
 	}
-	slices.SortStableFunc(all, func(a, b obs.Decision) int { return a.Time.Compare(b.Time) })
-	d, ok := obs.LatestDecision(all, pod)
-	if !ok {
+	if !found {
 		return Scheduling{}, nil
 	}
-	return Scheduling{Decision: d, Best: d.Best(), Found: true}, nil
+	return Scheduling{Decision: best, Best: best.Best(), Found: true}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sort"
@@ -76,54 +77,51 @@ func (d Decision) Best() []string {
 	return best
 }
 
-// ReadDecisions reads the decision logs at paths (a missing file has no
-// decisions yet), oldest first.
-func ReadDecisions(paths ...string) ([]Decision, error) {
-	var out []Decision
-	for _, p := range paths {
-		ds, err := readDecisions(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ds...)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
-	return out, nil
+// DecisionLog follows one scheduler's decision log: each Update reads
+// only what was appended since the last one (a partly written last line
+// waits for the next), and keeps the latest decision per pod, so asking
+// about one pod on a cluster with thousands does not re-read them all.
+type DecisionLog struct {
+	path   string
+	offset int64
+	latest map[string]Decision
 }
 
-func readDecisions(path string) ([]Decision, error) {
-	f, err := os.Open(path)
+// NewDecisionLog follows the log at path (which may not exist yet).
+func NewDecisionLog(path string) *DecisionLog {
+	return &DecisionLog{path: path, latest: map[string]Decision{}}
+}
+
+// Update reads the lines appended since the last call.
+func (l *DecisionLog) Update() error {
+	f, err := os.Open(l.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read scheduling decisions: %w", err)
+		return fmt.Errorf("read scheduling decisions: %w", err)
 	}
 	defer f.Close()
-	var out []Decision
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for sc.Scan() {
-		var d Decision
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			// The scheduler may be writing the last line right now.
-			continue
+	if _, err := f.Seek(l.offset, io.SeekStart); err != nil {
+		return fmt.Errorf("read scheduling decisions %s: %w", l.path, err)
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			// EOF: a line without its newline is still being written.
+			return nil
 		}
-		out = append(out, d)
+		l.offset += int64(len(line))
+		var d Decision
+		if json.Unmarshal(line, &d) == nil {
+			l.latest[d.Pod] = d
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read scheduling decisions %s: %w", path, err)
-	}
-	return out, nil
 }
 
-// LatestDecision returns the last decision about pod (namespace/name),
-// or false when the scheduler has not tried it yet.
-func LatestDecision(ds []Decision, pod string) (Decision, bool) {
-	for i := len(ds) - 1; i >= 0; i-- {
-		if ds[i].Pod == pod {
-			return ds[i], true
-		}
-	}
-	return Decision{}, false
+// Latest is the last decision about pod (namespace/name).
+func (l *DecisionLog) Latest(pod string) (Decision, bool) {
+	d, ok := l.latest[pod]
+	return d, ok
 }
