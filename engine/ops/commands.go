@@ -89,7 +89,8 @@ func (k *KubectlOp) Exec(ctx context.Context, env Env) (string, error) {
 
 // ScriptOp runs a shell command.
 type ScriptOp struct {
-	// Command is run by sh -c.
+	// Command is run by sh -c, with KUBECONFIG, KUBECTL, KUBELAB_CLUSTER
+	// and KUBELAB_BACKEND set.
 	Command string `json:"command" yaml:"command" jsonschema:"minLength=1"`
 	// ExpectError makes the operation succeed only if the command fails.
 	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
@@ -125,12 +126,16 @@ func (s *ScriptOp) Validate(c Checker) {
 	s.Retry.validate(c, s.ExpectError)
 }
 
-// Exec runs the command with KUBECONFIG and KUBECTL set.
+// Exec runs the command with KUBECONFIG, KUBECTL (kubectl of the
+// kubelab binary), KUBELAB_CLUSTER (the cluster's name) and
+// KUBELAB_BACKEND (embedded, docker) set.
 func (s *ScriptOp) Exec(ctx context.Context, env Env) (string, error) {
 	return runCommand(ctx, env, command{what: s.Command, expectError: s.ExpectError, expect: s.expect, bind: s.Bind, retry: s.Retry},
 		func(ctx context.Context) *exec.Cmd {
 			cmd := exec.CommandContext(ctx, "sh", "-c", s.Command)
-			cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Cluster().Access().Kubeconfig, "KUBECTL="+env.Binary()+" kubectl")
+			c := env.Cluster()
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Access().Kubeconfig, "KUBECTL="+env.Binary()+" kubectl",
+				"KUBELAB_CLUSTER="+c.Topology().Name, "KUBELAB_BACKEND="+c.Name())
 			return cmd
 		})
 }
