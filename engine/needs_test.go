@@ -12,7 +12,7 @@ import (
 // apiOnly is a backend with no capability beyond the Kubernetes API.
 type apiOnly struct{ cluster.Backend }
 
-func (apiOnly) Name() string                        { return "api-only" }
+func (apiOnly) Name() string                       { return "api-only" }
 func (apiOnly) Capabilities() []cluster.Capability { return nil }
 
 func TestLabNeeds(t *testing.T) {
