@@ -23,11 +23,12 @@ type Trace = obs.Chain
 type TraceHop = obs.Hop
 
 // parseTraceRef reads "Deployment/name" or "namespace/Deployment/name".
-func parseTraceRef(ref string) (ns, name string, err error) {
+// def is the namespace of the first form.
+func parseTraceRef(ref, def string) (ns, name string, err error) {
 	parts := strings.Split(ref, "/")
 	switch {
 	case len(parts) == 2 && parts[0] == "Deployment" && parts[1] != "":
-		return DefaultNamespace, parts[1], nil
+		return def, parts[1], nil
 	case len(parts) == 3 && parts[1] == "Deployment" && parts[0] != "" && parts[2] != "":
 		return parts[0], parts[2], nil
 	}
@@ -99,7 +100,7 @@ func (c *checkAuditFilters) Visit(node *ast.Node) {
 	id, ok := call.Callee.(*ast.IdentifierNode)
 	if ok && id.Value == "trace" {
 		if ref, ok := call.Arguments[0].(*ast.StringNode); ok {
-			_, _, c.err = parseTraceRef(ref.Value)
+			_, _, c.err = parseTraceRef(ref.Value, DefaultNamespace)
 		}
 		return
 	}

@@ -59,7 +59,7 @@ type View interface {
 }
 
 // DefaultNamespace is where pods(), deployment() and endpoints() look
-// unless told otherwise.
+// unless told otherwise (or the View is Namespaced).
 const DefaultNamespace = "default"
 
 // lookupError is a View lookup that failed during an evaluation.
@@ -100,6 +100,11 @@ func lookup[T any](ls *lookups, name string, args ...any) func(T, error) T {
 // evaluation (ctx bounds its lookups; ls collects their errors). Keys are
 // the names expressions use.
 func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
+	def := DefaultNamespace
+	if d, ok := v.(Namespaced); ok && d.Namespace() != "" {
+		def = d.Namespace()
+	}
+	ns := func(namespace []string) string { return nsOr(namespace, def) }
 	return map[string]any{
 		// pods("app=web") lists pods in "default" matching a label selector
 		// ("" = all); pods("app=web", "team") in namespace team.
@@ -208,7 +213,7 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 		// binding, running, endpointslice, in the order they first
 		// happened), .first.binding.actor, .hops.
 		"trace": func(ref string) Trace {
-			ns, name, err := parseTraceRef(ref)
+			ns, name, err := parseTraceRef(ref, def)
 			if err != nil {
 				return lookup[Trace](ls, "trace", ref)(emptyTrace(), err)
 			}
@@ -217,13 +222,19 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 	}
 }
 
-// ns is a helper's optional namespace argument: the first one given, or
-// DefaultNamespace.
-func ns(namespace []string) string {
+// Namespaced is a View whose expressions default to a namespace other
+// than DefaultNamespace (a run's own namespace on a shared cluster).
+type Namespaced interface {
+	Namespace() string
+}
+
+// nsOr is a helper's optional namespace argument: the first one given, or
+// def.
+func nsOr(namespace []string, def string) string {
 	if len(namespace) > 0 && namespace[0] != "" {
 		return namespace[0]
 	}
-	return DefaultNamespace
+	return def
 }
 
 // args are a lookup's arguments as the expression wrote them.
@@ -289,6 +300,19 @@ type Compiled struct {
 	uses          map[string]bool
 	polls         bool
 	nodeInternals bool
+	idents        map[string]bool
+}
+
+// NeedsAny reports which of names (functions or variables of the
+// environment) the expression uses.
+func (c *Compiled) NeedsAny(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if c.idents[n] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // nodeInternals names the functions that look inside real nodes.
@@ -321,11 +345,12 @@ func Compile(src string, bindings map[string]reflect.Type, asBool bool) (*Compil
 	if err := checkArity(prog); err != nil {
 		return nil, err
 	}
-	c := &Compiled{Source: src, Program: prog, uses: map[string]bool{}}
+	c := &Compiled{Source: src, Program: prog, uses: map[string]bool{}, idents: map[string]bool{}}
 	if t := prog.Node().Type(); t != nil && t.Kind() != reflect.Interface {
 		c.Type = t
 	}
 	for _, id := range identifiers(prog) {
+		c.idents[id] = true
 		if _, ok := lazyVars[id]; ok {
 			c.uses[id] = true
 		}

@@ -441,3 +441,7 @@ func (l *Live) APIServers(ctx context.Context) ([]APIServer, error) {
 
 // Elapsed implements View.
 func (l *Live) Elapsed() float64 { return time.Since(l.start).Seconds() }
+
+// Namespace is where expressions look unless told otherwise: the
+// cluster's run namespace (see cluster.Cluster.Namespace).
+func (l *Live) Namespace() string { return l.c.Namespace() }

@@ -150,11 +150,8 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: %w", lab.Metadata.Name, err)
 	}
-	if _, real := be.(cluster.NodeExecer); lab.NeedsNodeInternals() && !real {
-		return nil, fmt.Errorf("lab %s looks inside nodes (iptables(), cri(), nodeExec): %w; run it with --backend docker", lab.Metadata.Name, cluster.ErrNoNodeInternals)
-	}
-	if _, ok := be.(cluster.EtcdRestorer); lab.NeedsEtcdSnapshots() && !ok {
-		return nil, fmt.Errorf("lab %s takes or restores etcd snapshots: the %s backend %w", lab.Metadata.Name, be.Name(), cluster.ErrNoEtcdRestore)
+	if err := lab.CheckBackend(be); err != nil {
+		return nil, err
 	}
 	c := cluster.New(be, log)
 	defer c.Close()

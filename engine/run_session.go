@@ -98,6 +98,9 @@ func (s *Session) Prepare(src, dir string) (*Operation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cluster.CheckCapabilities(s.be, op.Needs()); err != nil {
+		return nil, fmt.Errorf("%s: %w", summarize(op), err)
+	}
 	return op, nil
 }
 

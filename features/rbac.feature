@@ -40,13 +40,13 @@ Feature: RBAC: who may do what
       apiVersion: rbac.authorization.k8s.io/v1
       kind: RoleBinding
       metadata: {name: reader-reads-pods}
-      subjects: [{kind: ServiceAccount, name: reader, namespace: default}]
+      subjects: [{kind: ServiceAccount, name: reader}]
       roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
       """
-    Then within 15s kubectl "auth can-i list pods --as=system:serviceaccount:default:reader" prints "^yes$"
-    When I run kubectl "auth can-i delete pods --as=system:serviceaccount:default:reader"
+    Then within 15s kubectl "auth can-i list pods --as=system:serviceaccount:${NAMESPACE}:reader" prints "^yes$"
+    When I run kubectl "auth can-i delete pods --as=system:serviceaccount:${NAMESPACE}:reader"
     Then it fails
     And the output matches "^no$"
-    And kubectl "get pods --as=system:serviceaccount:default:reader" succeeds
-    And kubectl "delete pod anything --as=system:serviceaccount:default:reader" fails with "Forbidden.*cannot delete resource"
-    And kubectl "auth can-i list pods -n kube-system --as=system:serviceaccount:default:reader" fails with "^no$"
+    And kubectl "get pods --as=system:serviceaccount:${NAMESPACE}:reader" succeeds
+    And kubectl "delete pod anything --as=system:serviceaccount:${NAMESPACE}:reader" fails with "Forbidden.*cannot delete resource"
+    And kubectl "auth can-i list pods -n kube-system --as=system:serviceaccount:${NAMESPACE}:reader" fails with "^no$"

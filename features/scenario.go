@@ -267,6 +267,9 @@ func (s *scenario) session() (*engine.Session, error) {
 		return nil, fmt.Errorf("boot the cluster of %q: %w", s.name, err)
 	}
 	s.sess = sess
+	if _, set := s.vars["NAMESPACE"]; !set {
+		s.vars["NAMESPACE"] = sess.Cluster().Namespace() // the run's own on a shared cluster
+	}
 	sess.Step(s.steps[s.cur].Text)
 	s.marked = true
 	return sess, nil

@@ -16,7 +16,7 @@ func commandsSteps() []Step {
 	return []Step{
 		{
 			Group: "Commands", Keyword: "When", Phrase: `I run kubectl "ARGS"`,
-			Doc: "kubectl: runs the built-in kubectl against the cluster (ARGS split as a shell would, without expansion; ${NAME} is a saved output). " +
+			Doc: "kubectl: runs the built-in kubectl against the cluster (ARGS split as a shell would, without expansion; ${NAME} is a saved output, ${NAMESPACE} the scenario's namespace: default, or its own on --backend kubeconfig). " +
 				`It must succeed unless directly followed by "it fails"; "the output matches" adds expectOutput. Its output can be saved.`,
 			Examples: []string{`When I run kubectl "auth can-i list pods --as=system:serviceaccount:default:reader"`},
 			re:       `^I run kubectl ` + quoted + `$`,

@@ -187,3 +187,7 @@ func (b *Backend) ExecNode(ctx context.Context, node string, cmd ...string) (str
 	}
 	return out, nil
 }
+
+// CanPartition reports that components sit on a Docker network that can
+// be cut.
+func (b *Backend) CanPartition() bool { return true }

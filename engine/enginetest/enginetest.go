@@ -9,6 +9,7 @@ package enginetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,9 @@ func RunOn(t testing.TB, path, backend string) *engine.Result {
 		ctx = tt.Context()
 	}
 	res, err := RunnerOn(t, backend).Run(ctx, lab)
+	if errors.Is(err, cluster.ErrMissingCapability) {
+		t.Skipf("skip %s: %v", path, err)
+	}
 	if err != nil {
 		t.Fatalf("run %s: %v", path, err)
 	}

@@ -27,6 +27,11 @@ type Clients struct {
 	Clientset kubernetes.Interface
 	dyn       dynamic.Interface
 	mapper    *restmapper.DeferredDiscoveryRESTMapper
+	// namespace is where namespaced objects that name none go.
+	namespace string
+	// labels are put on every object applied (a shared cluster's run
+	// labels; nil otherwise).
+	labels map[string]string
 }
 
 // NewClients makes the clients of a cluster.
@@ -47,18 +52,27 @@ func NewClients(c *cluster.Cluster) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Clientset: cs, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
+	return &Clients{
+		Clientset: cs, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
+		namespace: c.Namespace(), labels: c.RunLabels(),
+	}, nil
 }
 
 // resource finds the REST resource of an object kind ("Deployment", or
 // "apps/v1" + "Deployment" when apiVersion is known).
 func (a *Clients) resource(apiVersion, kind, namespace string) (dynamic.ResourceInterface, error) {
+	ri, _, err := a.resourceScoped(apiVersion, kind, namespace)
+	return ri, err
+}
+
+// resourceScoped is resource, also telling whether the kind is namespaced.
+func (a *Clients) resourceScoped(apiVersion, kind, namespace string) (dynamic.ResourceInterface, bool, error) {
 	var gk schema.GroupKind
 	var versions []string
 	if apiVersion != "" {
 		gv, err := schema.ParseGroupVersion(apiVersion)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		gk, versions = gv.WithKind(kind).GroupKind(), []string{gv.Version}
 	} else {
@@ -76,16 +90,19 @@ func (a *Clients) resource(apiVersion, kind, namespace string) (dynamic.Resource
 	if err != nil {
 		a.mapper.Reset() // a CRD may have just been created
 		if m, err = a.mapper.RESTMapping(gk, versions...); err != nil {
-			return nil, fmt.Errorf("find resource for kind %q: %w", kind, err)
+			return nil, false, fmt.Errorf("find resource for kind %q: %w", kind, err)
 		}
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		if namespace == "" {
+			namespace = a.namespace
+		}
+		if namespace == "" {
 			namespace = "default"
 		}
-		return a.dyn.Resource(m.Resource).Namespace(namespace), nil
+		return a.dyn.Resource(m.Resource).Namespace(namespace), true, nil
 	}
-	return a.dyn.Resource(m.Resource), nil
+	return a.dyn.Resource(m.Resource), false, nil
 }
 
 // updateNode reads, changes and writes a node, retrying on conflicts.

@@ -3,12 +3,15 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 )
 
 // Object is one Kubernetes object of a manifest.
@@ -35,11 +38,16 @@ func ApplyObjects(ctx context.Context, env Env, objects []Object, namespace stri
 		if ns == "" {
 			ns = namespace
 		}
-		ri, err := a.resource(u.GetAPIVersion(), u.GetKind(), ns)
+		ri, namespaced, err := a.resourceScoped(u.GetAPIVersion(), u.GetKind(), ns)
 		if err != nil {
 			return strings.Join(done, "\n"), fmt.Errorf("%s:%s: %w", o.File, o.Pos, err)
 		}
 		id := strings.ToLower(u.GetKind()) + "/" + u.GetName()
+		if a.labels != nil {
+			if u, err = a.owned(ctx, ri, u, namespaced && ns == ""); err != nil {
+				return strings.Join(done, "\n"), fmt.Errorf("%s %s (%s:%s): %w", map[bool]string{true: "create", false: "apply"}[create], id, o.File, o.Pos, err)
+			}
+		}
 		if create {
 			_, err = ri.Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager})
 			done = append(done, id+" created")
@@ -73,4 +81,40 @@ func ManifestSummary(file string, objs []Object) string {
 		s = file + ": " + s
 	}
 	return s
+}
+
+// ErrNotOurs is returned when a lab on a shared cluster would change an
+// object kubelab did not create.
+var ErrNotOurs = errors.New("exists and was not created by this run: kubelab changes only what it created on a cluster it does not own")
+
+// owned returns a copy of u carrying the run's labels. Outside the run's
+// namespace (cluster-scoped objects, other namespaces) the object must not
+// exist yet or must carry the run's labels already: a run never takes
+// over, and so never deletes, what someone else made.
+func (a *Clients) owned(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, inRunNamespace bool) (*unstructured.Unstructured, error) {
+	u = u.DeepCopy()
+	l := u.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	for k, v := range a.labels {
+		l[k] = v
+	}
+	u.SetLabels(l)
+	if inRunNamespace {
+		return u, nil
+	}
+	cur, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return u, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("check owner: %w", err)
+	}
+	for k, v := range a.labels {
+		if cur.GetLabels()[k] != v {
+			return nil, ErrNotOurs
+		}
+	}
+	return u, nil
 }

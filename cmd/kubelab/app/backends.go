@@ -11,18 +11,45 @@ import (
 	"kubelab.dev/kubelab/internal/proc"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/cluster/kubeconfig"
 	"kubelab.dev/kubelab/engine"
 )
 
 // Backend names accepted by --backend.
 const (
-	backendEmbedded = "embedded"
-	backendDocker   = "docker"
+	backendEmbedded   = "embedded"
+	backendDocker     = "docker"
+	backendKubeconfig = "kubeconfig"
 )
+
+// kubeFlags choose an existing cluster for --backend kubeconfig.
+type kubeFlags struct {
+	kubeconfig string
+	context    string
+}
+
+func (k *kubeFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&k.kubeconfig, "kubeconfig", "", "with --backend kubeconfig: the kubeconfig of an existing cluster to run on (each run gets a namespace of its own)")
+	fl.StringVar(&k.context, "context", "", "with --backend kubeconfig: the context of --kubeconfig to use (default its current context)")
+}
+
+// check refuses a kubeconfig without an explicit --backend kubeconfig, and
+// the reverse: kubelab never uses a cluster it did not create by accident
+// (not even through $KUBECONFIG).
+func (k *kubeFlags) check(kind string) error {
+	switch {
+	case kind == backendKubeconfig && k.kubeconfig == "":
+		return errors.New("--backend kubeconfig needs --kubeconfig FILE (kubelab does not read $KUBECONFIG for this)")
+	case kind != backendKubeconfig && (k.kubeconfig != "" || k.context != ""):
+		return fmt.Errorf("--kubeconfig and --context choose a cluster kubelab did not create: say so with --backend kubeconfig (not %q)", kind)
+	}
+	return nil
+}
 
 func (g *globals) dockerDir(name string) string { return filepath.Join(g.home, "docker", name) }
 
@@ -50,12 +77,24 @@ func newBackendWith(g *globals, kind, bin string, t cluster.Topology, ephemeral 
 }
 
 // backendFor returns a factory of ephemeral clusters (labs, drills,
-// grading) on the named backend, checking the name now.
-func backendFor(g *globals, kind, bin string) (engine.NewBackend, error) {
+// grading) on the named backend, checking the name now. kf is nil for
+// commands without --kubeconfig.
+func backendFor(g *globals, kind, bin string, kf *kubeFlags) (engine.NewBackend, error) {
+	if kf == nil {
+		kf = &kubeFlags{}
+	}
+	if err := kf.check(kind); err != nil {
+		return nil, err
+	}
 	switch kind {
 	case backendEmbedded, "", backendDocker:
+	case backendKubeconfig:
+		o := *kf
+		return func(t cluster.Topology) (cluster.Backend, error) {
+			return kubeconfig.New(t, kubeconfig.Options{Kubeconfig: o.kubeconfig, Context: o.context, Dir: filepath.Join(g.home, "kubeconfig", t.Name)})
+		}, nil
 	default:
-		return nil, fmt.Errorf("unknown backend %q (want %s or %s)", kind, backendEmbedded, backendDocker)
+		return nil, fmt.Errorf("unknown backend %q (want %s, %s or %s)", kind, backendEmbedded, backendDocker, backendKubeconfig)
 	}
 	return func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, kind, bin, t, true) }, nil
 }

@@ -82,7 +82,7 @@ func registerCompletions(g *globals, root *cobra.Command) {
 	})
 	walk(root, func(c *cobra.Command) {
 		if c.Flags().Lookup("backend") != nil {
-			_ = c.RegisterFlagCompletionFunc("backend", completeWords(backendEmbedded, backendDocker))
+			_ = c.RegisterFlagCompletionFunc("backend", completeWords(backendEmbedded, backendDocker, backendKubeconfig))
 		}
 		for flag, exts := range map[string][]string{"html": {"html"}, "json": {"json"}, "junit": {"xml"}} {
 			if c.Flags().Lookup(flag) != nil {

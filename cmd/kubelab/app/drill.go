@@ -28,6 +28,7 @@ type drillFlags struct {
 	keep     bool
 	reports  string
 	html     string
+	kube     kubeFlags
 }
 
 // ErrDrillsFailed is returned by `kubelab drill` when a scenario failed.
@@ -59,7 +60,8 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.noPrompt, "no-prompt", false, "do not ask for an answer")
-	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the clusters run: embedded or docker (drills tagged @docker need docker)")
+	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the clusters run: embedded, docker (drills tagged @docker need docker), or kubeconfig (an existing cluster: --kubeconfig)")
+	f.kube.add(fl)
 	fl.BoolVar(&f.keep, "keep-on-failure", os.Getenv("KUBELAB_KEEP") == "1", "leave a failed scenario's cluster up for inspection ($KUBELAB_KEEP=1)")
 	fl.StringVar(&f.reports, "reports", "", "write cucumber JSON and JUnit XML reports of each feature to this directory")
 	fl.StringVar(&f.html, "html", "", "write a self-contained HTML report to this file: a section per scenario with its steps, timeline swimlanes and recovery times")
@@ -103,7 +105,7 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 			return invalidf("%s needs real nodes: run it with --backend docker", d.Path)
 		}
 	}
-	backend, err := backendFor(g, f.backend, bin)
+	backend, err := backendFor(g, f.backend, bin, &f.kube)
 	if err != nil {
 		return invalid(err)
 	}

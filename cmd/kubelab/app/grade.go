@@ -35,6 +35,7 @@ type gradeFlags struct {
 	out         string
 	keep        bool
 	timeline    bool
+	kube        kubeFlags
 }
 
 func newGradeCommand(g *globals) *cobra.Command {
@@ -85,7 +86,8 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 	fl.StringVar(&f.submissions, "submissions", "", "grade every sub-directory of this directory (one per learner)")
 	fl.StringVar(&f.learner, "learner", "", "name the learner in reports (--submission; default: none)")
 	fl.IntVar(&f.parallel, "parallel", 2, "submissions graded at a time (--submissions)")
-	fl.StringVar(&f.backend, "backend", "embedded", "where the clusters run: embedded")
+	fl.StringVar(&f.backend, "backend", "embedded", "where the clusters run: embedded, or kubeconfig (an existing cluster: --kubeconfig)")
+	f.kube.add(fl)
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report (one testcase per check) to this file")
 	fl.StringVar(&f.json, "json", "", "write a JSON report (--submission) to this file")
 	fl.StringVar(&f.markdown, "markdown", "", "write a Markdown summary to this file")
@@ -101,7 +103,7 @@ func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	backend, err := backendFor(g, f.backend, bin)
+	backend, err := backendFor(g, f.backend, bin, &f.kube)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ type runFlags struct {
 	html     string
 	keep     bool
 	timeline bool
+	kube     kubeFlags
 }
 
 // ErrLabsFailed is returned by `kubelab run` when a lab did not pass.
@@ -54,7 +55,7 @@ cluster gets that name, and several labs' clusters get it as a prefix.`,
 			if err != nil {
 				return err
 			}
-			backend, err := backendFor(g, f.backend, bin)
+			backend, err := backendFor(g, f.backend, bin, &f.kube)
 			if err != nil {
 				return invalid(err)
 			}
@@ -66,7 +67,8 @@ cluster gets that name, and several labs' clusters get it as a prefix.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the cluster runs: embedded or docker")
+	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the cluster runs: embedded, docker, or kubeconfig (an existing cluster: --kubeconfig)")
+	f.kube.add(fl)
 	fl.StringVar(&f.junit, "junit", "", "write a JUnit XML report to this file")
 	fl.StringVar(&f.json, "json", "", "write a JSON report to this file")
 	fl.StringVar(&f.html, "html", "", "write a self-contained HTML report (steps, timeline swimlanes, apply trace) to this file")
@@ -82,8 +84,13 @@ func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r
 	var results []*engine.Result
 	for _, l := range labs {
 		res, err := r.Run(ctx, l)
-		if errors.Is(err, cluster.ErrNoNodeInternals) {
-			return invalid(err) // the wrong backend for this lab: nothing booted
+		if errors.Is(err, cluster.ErrMissingCapability) {
+			if len(labs) == 1 {
+				return invalid(err) // the wrong backend for this lab: nothing booted
+			}
+			fmt.Fprintf(g.streams.Out, "skipped %s: %v\n", l.Metadata.Name, err)
+			results = append(results, &engine.Result{Lab: l.Metadata.Name, Title: l.Metadata.Title, File: l.File(), Status: engine.Skipped, Error: err.Error()})
+			continue
 		}
 		if err != nil {
 			return cannotRun(err)

@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Capability is something a backend can do to or see in its cluster
+// beyond what the Kubernetes API offers to any client.
+type Capability string
+
+// Capabilities a lab may need.
+const (
+	// CapComponentFaults: kill, stop, start, restart, pause and resume
+	// control-plane components.
+	CapComponentFaults Capability = "component-faults"
+	// CapNodeDown: take a node down and bring it back (nodeDown, nodeUp).
+	CapNodeDown Capability = "node-down"
+	// CapPartitions: cut a component off the network and heal it.
+	CapPartitions Capability = "partitions"
+	// CapEtcdRaft: read etcd's Raft state (raft.*, etcd-leader targets).
+	CapEtcdRaft Capability = "etcd-raft"
+	// CapEtcdSnapshots: save and restore etcd snapshots.
+	CapEtcdSnapshots Capability = "etcd-snapshots"
+	// CapAuditLog: read the apiservers' audit logs (audit(), trace()).
+	CapAuditLog Capability = "audit-log"
+	// CapSchedulingLog: read the scheduler's per-plugin decisions
+	// (scheduling()).
+	CapSchedulingLog Capability = "scheduling-log"
+	// CapNodeInternals: look inside real nodes (iptables(), cri(),
+	// nodeExec).
+	CapNodeInternals Capability = "node-internals"
+)
+
+// AllCapabilities lists every Capability.
+var AllCapabilities = []Capability{
+	CapComponentFaults, CapNodeDown, CapPartitions, CapEtcdRaft, CapEtcdSnapshots,
+	CapAuditLog, CapSchedulingLog, CapNodeInternals,
+}
+
+// Capable is a backend that states what it can do. A backend that does not
+// is taken to run its own control plane: every capability but partitions,
+// etcd snapshots and node internals, which it has when it implements
+// Partitioner, EtcdRestorer and NodeExecer.
+type Capable interface {
+	Capabilities() []Capability
+}
+
+// Partitioner is a backend whose components sit on a network that can be
+// cut (partition, heal).
+type Partitioner interface {
+	CanPartition() bool
+}
+
+// ErrMissingCapability is wrapped by every error that refuses a lab
+// because its backend lacks something the lab needs.
+var ErrMissingCapability = errors.New("backend lacks a capability the lab needs")
+
+// CapabilitiesOf returns what b can do.
+func CapabilitiesOf(b Backend) map[Capability]bool {
+	out := map[Capability]bool{}
+	if c, ok := b.(Capable); ok {
+		for _, k := range c.Capabilities() {
+			out[k] = true
+		}
+		return out
+	}
+	for _, k := range []Capability{CapComponentFaults, CapNodeDown, CapEtcdRaft, CapAuditLog, CapSchedulingLog} {
+		out[k] = true
+	}
+	if p, ok := b.(Partitioner); ok && p.CanPartition() {
+		out[CapPartitions] = true
+	}
+	if _, ok := b.(EtcdRestorer); ok {
+		out[CapEtcdSnapshots] = true
+	}
+	if _, ok := b.(NodeExecer); ok {
+		out[CapNodeInternals] = true
+	}
+	return out
+}
+
+// MissingError names the capabilities a backend lacks; it wraps
+// ErrMissingCapability, and ErrNoNodeInternals or ErrNoEtcdRestore when
+// those are among them.
+type MissingError struct {
+	Backend string
+	Missing []Capability
+	// Why maps a capability to what needs it ("kill etcd-leader", "raft").
+	Why map[Capability]string
+}
+
+func (e *MissingError) Error() string {
+	parts := make([]string, 0, len(e.Missing))
+	for _, m := range e.Missing {
+		s := string(m)
+		if w := e.Why[m]; w != "" {
+			s += " (" + w + ")"
+		}
+		parts = append(parts, s)
+	}
+	msg := fmt.Sprintf("the %s backend lacks %s", e.Backend, strings.Join(parts, ", "))
+	for _, err := range e.Unwrap()[1:] {
+		msg += "; " + err.Error()
+	}
+	return msg
+}
+
+// Unwrap lets errors.Is find ErrMissingCapability and the older sentinels.
+func (e *MissingError) Unwrap() []error {
+	errs := []error{ErrMissingCapability}
+	for _, m := range e.Missing {
+		switch m {
+		case CapNodeInternals:
+			errs = append(errs, ErrNoNodeInternals)
+		case CapEtcdSnapshots:
+			errs = append(errs, ErrNoEtcdRestore)
+		}
+	}
+	return errs
+}
+
+// CheckCapabilities returns a *MissingError when b lacks one of needs
+// (capability -> what needs it), nil when it has them all.
+func CheckCapabilities(b Backend, needs map[Capability]string) error {
+	have := CapabilitiesOf(b)
+	var missing []Capability
+	for k := range needs {
+		if !have[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
+	return &MissingError{Backend: b.Name(), Missing: missing, Why: needs}
+}
+
+// Shared is a backend whose cluster kubelab did not create: each run works
+// in a namespace of its own and labels every object it makes, so that Down
+// removes exactly those.
+type Shared interface {
+	// RunNamespace is the namespace made for this run.
+	RunNamespace() string
+	// RunLabels are the labels every object of the run carries.
+	RunLabels() map[string]string
+}
+
+// Namespace is where namespaced objects that name no namespace go, and
+// where expressions look unless told otherwise: the run's namespace on a
+// Shared backend, "default" elsewhere.
+func (c *Cluster) Namespace() string {
+	if s, ok := c.Backend.(Shared); ok {
+		return s.RunNamespace()
+	}
+	return "default"
+}
+
+// RunLabels are the labels objects this run makes must carry (nil when
+// the backend owns its whole cluster).
+func (c *Cluster) RunLabels() map[string]string {
+	if s, ok := c.Backend.(Shared); ok {
+		return s.RunLabels()
+	}
+	return nil
+}

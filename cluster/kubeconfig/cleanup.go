@@ -1,0 +1,187 @@
+package kubeconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// nodeState is what a lab may change on a node and Down puts back.
+type nodeState struct {
+	unschedulable bool
+	taints        []corev1.Taint
+	labels        map[string]string
+}
+
+func stateOf(n *corev1.Node) nodeState {
+	return nodeState{unschedulable: n.Spec.Unschedulable, taints: slices.Clone(n.Spec.Taints), labels: maps.Clone(n.Labels)}
+}
+
+// Down removes what the run made: objects with its label anywhere, its
+// namespace (waiting until it is gone), and the node changes of the run.
+// It is idempotent, and never deletes an object without the run's label.
+func (b *Backend) Down(ctx context.Context) error {
+	if b.cs == nil {
+		return nil
+	}
+	errs := []error{b.restoreNodes(ctx), b.deleteLabelled(ctx), b.deleteNamespace(ctx)}
+	if err := os.Remove(b.copy); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// restoreNodes puts back cordons, taints and labels that differ from what
+// Up saw. Taints the node lifecycle controller manages are left alone.
+func (b *Backend) restoreNodes(ctx context.Context) error {
+	var errs []error
+	for name, was := range b.nodes {
+		n, err := b.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("get node %s: %w", name, err))
+			continue
+		}
+		if !restore(n, was) {
+			continue
+		}
+		if _, err := b.cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: "kubelab"}); err != nil {
+			errs = append(errs, fmt.Errorf("restore node %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// restore changes n back to was and reports whether anything changed.
+func restore(n *corev1.Node, was nodeState) bool {
+	changed := n.Spec.Unschedulable != was.unschedulable
+	n.Spec.Unschedulable = was.unschedulable
+	system := func(t corev1.Taint) bool { return strings.HasPrefix(t.Key, "node.kubernetes.io/") }
+	var taints []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if system(t) {
+			taints = append(taints, t)
+		}
+	}
+	for _, t := range was.taints {
+		if !system(t) {
+			taints = append(taints, t)
+		}
+	}
+	key := func(t corev1.Taint) string { return t.Key + "=" + t.Value + ":" + string(t.Effect) }
+	if !slices.Equal(keys(n.Spec.Taints, key), keys(taints, key)) {
+		changed = true
+		n.Spec.Taints = taints
+	}
+	if !maps.Equal(n.Labels, was.labels) {
+		changed = true
+		n.Labels = maps.Clone(was.labels)
+	}
+	return changed
+}
+
+func keys(ts []corev1.Taint, key func(corev1.Taint) string) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = key(t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// deleteLabelled deletes every object, of every kind that can be listed
+// and deleted, that carries the run's label (outside the run's namespace,
+// which goes as a whole).
+func (b *Backend) deleteLabelled(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(b.cfg)
+	if err != nil {
+		return err
+	}
+	lists, err := b.cs.Discovery().ServerPreferredResources()
+	if err != nil && len(lists) == 0 {
+		return fmt.Errorf("discover resources: %w", err)
+	}
+	sel := metav1.ListOptions{LabelSelector: LabelRun + "=" + b.run}
+	var errs []error
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "delete") ||
+				(gv.Group == "" && r.Name == "namespaces") || (gv.Group == "" && r.Name == "events") {
+				continue
+			}
+			ri := dyn.Resource(gv.WithResource(r.Name))
+			objs, err := ri.List(ctx, sel)
+			if err != nil {
+				continue // a kind this identity may not list holds nothing of ours
+			}
+			for _, o := range objs.Items {
+				if o.GetNamespace() == b.ns || o.GetLabels()[LabelRun] != b.run {
+					continue
+				}
+				var derr error
+				if o.GetNamespace() != "" {
+					derr = ri.Namespace(o.GetNamespace()).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+				} else {
+					derr = ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+				}
+				if derr != nil && !apierrors.IsNotFound(derr) {
+					errs = append(errs, fmt.Errorf("delete %s %s: %w", r.Name, o.GetName(), derr))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteNamespace deletes the run's namespace, if it is the run's, and
+// waits until it is gone.
+func (b *Backend) deleteNamespace(ctx context.Context) error {
+	nsc := b.cs.CoreV1().Namespaces()
+	ns, err := nsc.Get(ctx, b.ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get namespace %s: %w", b.ns, err)
+	}
+	if ns.Labels[LabelRun] != b.run {
+		return fmt.Errorf("namespace %s is not this run's (label %s=%q): left alone", b.ns, LabelRun, ns.Labels[LabelRun])
+	}
+	uid := ns.UID
+	if err := nsc.Delete(ctx, b.ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete namespace %s: %w", b.ns, err)
+	}
+	var last error
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+		n, err := nsc.Get(ctx, b.ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		last = err
+		if err == nil {
+			last = fmt.Errorf("namespace %s still %s", b.ns, n.Status.Phase)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(last, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}

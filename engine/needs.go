@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"fmt"
+
+	"kubelab.dev/kubelab/cluster"
+)
+
+// exprNeeds maps the environment's names that only some backends can
+// evaluate to the capability they need.
+var exprNeeds = map[string]cluster.Capability{
+	"raft":       cluster.CapEtcdRaft,
+	"audit":      cluster.CapAuditLog,
+	"trace":      cluster.CapAuditLog,
+	"scheduling": cluster.CapSchedulingLog,
+	"iptables":   cluster.CapNodeInternals,
+	"cri":        cluster.CapNodeInternals,
+}
+
+// kindNeeds maps operation kinds to the capability they need.
+var kindNeeds = map[string]cluster.Capability{
+	"kill": cluster.CapComponentFaults, "stop": cluster.CapComponentFaults,
+	"start": cluster.CapComponentFaults, "restart": cluster.CapComponentFaults,
+	"pause": cluster.CapComponentFaults, "resume": cluster.CapComponentFaults,
+	"partition": cluster.CapPartitions, "heal": cluster.CapPartitions,
+	"nodeDown": cluster.CapNodeDown, "nodeUp": cluster.CapNodeDown,
+	"snapshot": cluster.CapEtcdSnapshots, "restore": cluster.CapEtcdSnapshots,
+	"nodeExec": cluster.CapNodeInternals,
+}
+
+// Needs is what the lab needs of its backend beyond the Kubernetes API,
+// inferred from its operations and expressions: capability -> the first
+// thing that needs it, with its line ("kill etcd-leader at line 31").
+func (l *Lab) Needs() map[cluster.Capability]string {
+	out := map[cluster.Capability]string{}
+	eachOperation(l, func(op *Operation, _ string) {
+		for k, why := range op.Needs() {
+			if _, seen := out[k]; !seen {
+				out[k] = fmt.Sprintf("%s at %s:%d", why, l.File(), op.Pos().Line)
+			}
+		}
+	})
+	return out
+}
+
+// Needs is what one operation needs of its backend: capability -> what
+// needs it.
+func (o *Operation) Needs() map[cluster.Capability]string {
+	out := map[cluster.Capability]string{}
+	if k, ok := kindNeeds[o.Kind()]; ok {
+		out[k] = summarize(o)
+	}
+	if c := o.Compiled(); c != nil {
+		for _, name := range c.NeedsAny(exprNames()...) {
+			if _, seen := out[exprNeeds[name]]; !seen {
+				out[exprNeeds[name]] = name + "()"
+				if name == "raft" {
+					out[exprNeeds[name]] = name
+				}
+			}
+		}
+	}
+	return out
+}
+
+func exprNames() []string {
+	out := make([]string, 0, len(exprNeeds))
+	for k := range exprNeeds {
+		out = append(out, k)
+	}
+	return out
+}
+
+// CheckBackend refuses a lab its backend cannot run, before anything
+// runs: the error (a *cluster.MissingError) names each missing capability
+// and what in the lab needs it.
+func (l *Lab) CheckBackend(b cluster.Backend) error {
+	if err := cluster.CheckCapabilities(b, l.Needs()); err != nil {
+		return fmt.Errorf("lab %s: %w", l.Metadata.Name, err)
+	}
+	return nil
+}

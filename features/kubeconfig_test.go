@@ -1,0 +1,169 @@
+package features_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/cluster/kubeconfig"
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/enginetest"
+	"kubelab.dev/kubelab/features"
+	"kubelab.dev/kubelab/internal/testbin"
+)
+
+// TestKubeconfigBackend boots an embedded cluster and runs labs and drills
+// on it through the kubeconfig backend, as on a cluster kubelab did not
+// create: each run in its own namespace, labs needing what the API cannot
+// give refused with the capability named, and nothing left behind or
+// taken away.
+func TestKubeconfigBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a real cluster; skipped with -short")
+	}
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	host, err := embedded.New(cluster.Topology{Name: "kc-host", Workers: 3},
+		embedded.Options{Home: embedded.Home(t.TempDir()), Binary: bin, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Down(context.WithoutCancel(ctx)) })
+	if err := host.Up(ctx, nil); err != nil {
+		t.Fatalf("boot the host cluster: %v", err)
+	}
+	hc := cluster.New(host, nil)
+	defer hc.Close()
+	cs, err := hc.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, ctx, hc)
+
+	state := t.TempDir()
+	r := enginetest.Runner(t)
+	r.Backend = func(topo cluster.Topology) (cluster.Backend, error) {
+		return kubeconfig.New(topo, kubeconfig.Options{Kubeconfig: host.Access().Kubeconfig, Dir: filepath.Join(state, topo.Name)})
+	}
+
+	t.Run("refused", func(t *testing.T) {
+		for file, want := range map[string]string{
+			"../labs/02-etcd-leader-failover.yaml": "component-faults",
+			"../labs/01-apply-to-running.yaml":     "audit-log (trace() at ../labs/01-apply-to-running.yaml:",
+		} {
+			lab, err := engine.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = r.Run(ctx, lab)
+			if !errors.Is(err, cluster.ErrMissingCapability) || !strings.Contains(err.Error(), want) {
+				t.Errorf("run %s = %v, want a refusal naming %q", file, err, want)
+			}
+			t.Logf("%s: %v", file, err)
+		}
+	})
+	t.Run("labs", func(t *testing.T) {
+		for _, file := range []string{"../labs/01-apply-to-running.yaml", "../labs/05-cordon-and-taints.yaml"} {
+			lab, err := engine.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lab.Metadata.Name == "apply-to-running" {
+				// Its last step reads the audit log, which a cluster seen
+				// only through its API does not show (refused above).
+				lab.Spec.Steps = lab.Spec.Steps[:len(lab.Spec.Steps)-1]
+			}
+			res, err := r.Run(ctx, lab)
+			if err != nil {
+				t.Fatalf("run %s: %v", file, err)
+			}
+			if !res.Passed() {
+				t.Errorf("%s: %s: %s", file, res.Status, res.Error)
+			}
+			t.Logf("%s: %s in %s", file, res.Status, res.Duration.Round(1e7))
+		}
+	})
+	t.Run("drills", func(t *testing.T) {
+		lib := &features.Library{Runner: r, Out: &logWriter{t: t}}
+		err := features.Run(ctx, lib, features.Options{Paths: []string{"rbac.feature", "admission.feature"}, Format: "progress", Output: &logWriter{t: t}, NoColors: true, TestingT: t})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+
+	after := snapshot(t, ctx, hc)
+	if !slices.Equal(before.namespaces, after.namespaces) {
+		t.Errorf("namespaces before %v, after %v", before.namespaces, after.namespaces)
+	}
+	if before.nodes != after.nodes {
+		t.Errorf("nodes before:\n%s\nafter:\n%s", before.nodes, after.nodes)
+	}
+	if before.clusterRoles != after.clusterRoles || before.policies != after.policies {
+		t.Errorf("cluster-scoped objects before %+v, after %+v", before, after)
+	}
+	left, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kubeconfig.LabelManaged})
+	if err != nil || len(left.Items) > 0 {
+		t.Errorf("managed namespaces left: %v %v", left, err)
+	}
+}
+
+type hostState struct {
+	namespaces             []string
+	nodes                  string
+	clusterRoles, policies int
+}
+
+// snapshot is what a run must not change on the host cluster.
+func snapshot(t *testing.T, ctx context.Context, c *cluster.Cluster) hostState {
+	t.Helper()
+	cs, err := c.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s hostState
+	nsl, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nsl.Items {
+		s.namespaces = append(s.namespaces, n.Name+"/"+string(n.UID))
+	}
+	nl, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, n := range nl.Items {
+		var taints []string
+		for _, tn := range n.Spec.Taints {
+			if !strings.HasPrefix(tn.Key, "node.kubernetes.io/") {
+				taints = append(taints, tn.ToString())
+			}
+		}
+		b.WriteString(n.Name + " unschedulable=" + boolString(n.Spec.Unschedulable) + " taints=" + strings.Join(taints, ",") + " ready=" + boolString(cluster.NodeUsable(&n)) + "\n")
+	}
+	s.nodes = b.String()
+	crs, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.clusterRoles = len(crs.Items)
+	vaps, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.policies = len(vaps.Items)
+	return s
+}
+
+func boolString(b bool) string { return map[bool]string{true: "true", false: "false"}[b] }
