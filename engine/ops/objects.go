@@ -92,7 +92,16 @@ var ErrNotOurs = errors.New("exists and was not created by this run: kubelab cha
 // exist yet or must carry the run's labels already: a run never takes
 // over, and so never deletes, what someone else made.
 func (a *Clients) owned(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, inRunNamespace bool) (*unstructured.Unstructured, error) {
-	u = u.DeepCopy()
+	// A copy through JSON: objects parsed from YAML hold Go ints, which
+	// Unstructured.DeepCopy refuses.
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, err
+	}
+	u = &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(b); err != nil {
+		return nil, err
+	}
 	l := u.GetLabels()
 	if l == nil {
 		l = map[string]string{}
