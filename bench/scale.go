@@ -22,8 +22,9 @@ import (
 // ScaleResult is one `kubelab bench scale` run.
 type ScaleResult struct {
 	Nodes, Pods int
-	// Recorded: the schedulers recorded their decisions, plugin by plugin.
-	Recorded bool
+	// Recorded: the schedulers recorded their decisions, plugin by plugin;
+	// Audited: the apiservers wrote their audit logs.
+	Recorded, Audited bool
 	// PodsScheduled: seconds from creating the Deployment until every pod
 	// is bound to a node.
 	PodsScheduled float64
@@ -40,12 +41,13 @@ type ScaleResult struct {
 
 // Scale boots a cluster of nodes simulated nodes, creates a Deployment of
 // pods replicas and measures each phase; record turns the schedulers'
-// decision recording on or off.
-func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, pods int, record bool, say func(string)) (res ScaleResult, err error) {
-	res.Nodes, res.Pods, res.Recorded = nodes, pods, record
+// decision recording and audit turn the schedulers' decision log and the
+// apiservers' audit logs on or off.
+func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, pods int, record, audit bool, say func(string)) (res ScaleResult, err error) {
+	res.Nodes, res.Pods, res.Recorded, res.Audited = nodes, pods, record, audit
 	// A name per size and mode: see upOnce.
-	topo := cluster.Topology{Name: fmt.Sprintf("bench-scale-%d-%t", nodes, record), Workers: nodes,
-		Scheduler: cluster.SchedulerSpec{Record: &record}}
+	topo := cluster.Topology{Name: fmt.Sprintf("bench-scale-%d-%t-%t", nodes, record, audit), Workers: nodes,
+		Scheduler: cluster.SchedulerSpec{Record: &record}, Audit: &audit}
 	b, err := newBackend(backend, topo)
 	if err != nil {
 		return res, err
@@ -171,9 +173,9 @@ func samplePSS(ctx context.Context, b cluster.Backend) func() float64 {
 // WriteScale prints results as a table.
 func WriteScale(w io.Writer, rs []ScaleResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODES\tPODS\tRECORDED\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS SCHEDULED s\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB")
+	fmt.Fprintln(tw, "NODES\tPODS\tRECORDED\tAUDITED\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS SCHEDULED s\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%d\t%d\t%t\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\n", r.Nodes, r.Pods, r.Recorded, r.ControlPlane, r.NodesReady,
+		fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\n", r.Nodes, r.Pods, r.Recorded, r.Audited, r.ControlPlane, r.NodesReady,
 			r.PodsScheduled, r.PodsRunning, r.PodsPerSecond, r.PeakPSS)
 	}
 	return tw.Flush()

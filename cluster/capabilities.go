@@ -67,9 +67,13 @@ func CapabilitiesOf(b Backend) map[Capability]bool {
 		}
 		return out
 	}
-	for _, k := range []Capability{CapComponentFaults, CapNodeDown, CapEtcdRaft, CapAuditLog, CapSchedulingLog} {
+	for _, k := range []Capability{CapComponentFaults, CapNodeDown, CapEtcdRaft} {
 		out[k] = true
 	}
+	// A cluster may run without its records (to measure what they cost).
+	t := b.Topology()
+	out[CapAuditLog] = t.Audited()
+	out[CapSchedulingLog] = t.Scheduler.Recorded()
 	if p, ok := b.(Partitioner); ok && p.CanPartition() {
 		out[CapPartitions] = true
 	}

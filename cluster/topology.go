@@ -33,7 +33,14 @@ type Topology struct {
 	Timings Timings `json:"timings,omitzero" yaml:"timings,omitempty"`
 	// Scheduler configures the kube-schedulers.
 	Scheduler SchedulerSpec `json:"scheduler,omitzero" yaml:"scheduler,omitempty"`
+	// Audit makes every apiserver write its audit log, for audit() and
+	// trace(). Default true; false runs the apiservers without one (to
+	// measure what it costs).
+	Audit *bool `json:"audit,omitempty" yaml:"audit,omitempty"`
 }
+
+// Audited reports whether the apiservers write an audit log.
+func (t Topology) Audited() bool { return t.Audit == nil || *t.Audit }
 
 // SchedulerSpec configures the kube-schedulers.
 type SchedulerSpec struct {

@@ -221,7 +221,9 @@ func apiserver(t cluster.Topology, s Site, name string) []string {
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file="+s.Path(FrontProxyClientCert), "--proxy-client-key-file="+s.Path(FrontProxyClientKey),
 	)
-	args = append(args, auditFlags(s, name)...)
+	if t.Audited() {
+		args = append(args, auditFlags(s, name)...)
+	}
 	return append(args, t.Timings.APIServerFlags()...)
 }
 

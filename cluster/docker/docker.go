@@ -159,7 +159,9 @@ func (b *Backend) Access() cluster.Access {
 	acc.AuditLogs = map[string]string{}
 	for k, v := range b.access.APIServers {
 		acc.APIServers[k] = v
-		acc.AuditLogs[k] = filepath.Join(b.logDir(k), "audit.log")
+		if b.topo.Audited() {
+			acc.AuditLogs[k] = filepath.Join(b.logDir(k), "audit.log")
+		}
 	}
 	acc.SchedulingLogs = map[string]string{}
 	for _, s := range controlplane.Schedulers(b.topo) {

@@ -19,17 +19,19 @@ import (
 // its processes once up: RSS summed over processes (counts the shared binary's
 // pages once per process) and PSS (each shared page counted once overall). Targets on a 2-core machine: <= 6 s, <= 1.2 GiB.
 //
-// The sub-benchmarks run the schedulers with and without the recording
-// of their decisions (scheduling() in expressions), to show what it costs.
+// The sub-benchmarks run the control plane as upstream ships it (no audit
+// log, no decision log), with the apiservers' audit log (audit(),
+// trace()), and with the schedulers' decision log too (scheduling(), the
+// default), to show what each costs.
 //
 //	go test ./cluster/embedded -run '^$' -bench UpHA -benchtime 3x
 func BenchmarkUpHA(b *testing.B) {
-	for _, record := range []bool{false, true} {
-		b.Run(fmt.Sprintf("recorded=%t", record), func(b *testing.B) { benchUpHA(b, record) })
+	for _, c := range []struct{ audit, record bool }{{false, false}, {true, false}, {true, true}} {
+		b.Run(fmt.Sprintf("audited=%t,recorded=%t", c.audit, c.record), func(b *testing.B) { benchUpHA(b, c.audit, c.record) })
 	}
 }
 
-func benchUpHA(b *testing.B, record bool) {
+func benchUpHA(b *testing.B, audit, record bool) {
 	bin, err := binaryPath()
 	if err != nil {
 		b.Fatal(err)
@@ -38,8 +40,8 @@ func benchUpHA(b *testing.B, record bool) {
 	phases := map[string]float64{}
 	for i := 0; i < b.N; i++ {
 		home := b.TempDir()
-		topo := cluster.Topology{Name: fmt.Sprintf("bench-%t", record), Etcd: 3, APIServers: 2, Schedulers: 2, ControllerManagers: 2, Workers: 3,
-			Scheduler: cluster.SchedulerSpec{Record: &record}}
+		topo := cluster.Topology{Name: fmt.Sprintf("bench-%t-%t", audit, record), Etcd: 3, APIServers: 2, Schedulers: 2, ControllerManagers: 2, Workers: 3,
+			Scheduler: cluster.SchedulerSpec{Record: &record}, Audit: &audit}
 		be, err := New(topo,
 			Options{Home: Home(home), Binary: bin, Ephemeral: true})
 		if err != nil {

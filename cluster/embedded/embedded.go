@@ -333,7 +333,9 @@ func (b *Backend) Access() cluster.Access {
 			acc.EtcdEndpoints[p.Name] = p.Endpoint
 		case cluster.RoleAPIServer:
 			acc.APIServers[p.Name] = p.Endpoint
-			acc.AuditLogs[p.Name] = auditLog(b.dir, p.Name)
+			if b.st.Topology.Audited() {
+				acc.AuditLogs[p.Name] = auditLog(b.dir, p.Name)
+			}
 		case cluster.RoleScheduler:
 			if b.st.Topology.Scheduler.Recorded() {
 				acc.SchedulingLogs[p.Name] = schedulingLog(b.dir, p.Name)

@@ -65,6 +65,7 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 	var f struct {
 		nodes, pods []int
 		record      []bool
+		audit       []bool
 	}
 	cmd := &cobra.Command{
 		Use:   "scale",
@@ -85,12 +86,14 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 				if f.nodes[i] < 1 || f.nodes[i] > cluster.MaxNodes || f.pods[i] < 0 || f.pods[i] > 110*f.nodes[i] {
 					return invalidf("--nodes %d --pods %d: want 1 to %d nodes and at most 110 pods a node", f.nodes[i], f.pods[i], cluster.MaxNodes)
 				}
-				for _, rec := range f.record {
-					r, err := bench.Scale(cmd.Context(), nb, backendEmbedded, f.nodes[i], f.pods[i], rec, func(s string) { fmt.Fprintln(g.streams.Err, s) })
-					if err != nil {
-						return err
+				for _, audit := range f.audit {
+					for _, rec := range f.record {
+						r, err := bench.Scale(cmd.Context(), nb, backendEmbedded, f.nodes[i], f.pods[i], rec, audit, func(s string) { fmt.Fprintln(g.streams.Err, s) })
+						if err != nil {
+							return err
+						}
+						rs = append(rs, r)
 					}
-					rs = append(rs, r)
 				}
 			}
 			return bench.WriteScale(g.streams.Out, rs)
@@ -98,6 +101,7 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().IntSliceVar(&f.nodes, "nodes", []int{100}, "simulated nodes (embedded backend)")
 	cmd.Flags().IntSliceVar(&f.pods, "pods", []int{1000}, "pods of one Deployment")
+	cmd.Flags().BoolSliceVar(&f.audit, "audit", []bool{true}, "apiservers write their audit logs (true, false, or both: --audit=false,true)")
 	cmd.Flags().BoolSliceVar(&f.record, "record", []bool{true}, "schedulers record their decisions (true, false, or both: --record=false,true to measure what recording costs)")
 	return cmd
 }
