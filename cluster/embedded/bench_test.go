@@ -27,7 +27,7 @@ import (
 //	go test ./cluster/embedded -run '^$' -bench UpHA -benchtime 3x
 func BenchmarkUpHA(b *testing.B) {
 	for _, c := range []struct{ audit, record bool }{{false, false}, {true, false}, {true, true}} {
-		b.Run(fmt.Sprintf("audited=%t,recorded=%t", c.audit, c.record), func(b *testing.B) { benchUpHA(b, c.audit, c.record) })
+		b.Run(fmt.Sprintf("audited=%t_recorded=%t", c.audit, c.record), func(b *testing.B) { benchUpHA(b, c.audit, c.record) })
 	}
 }
 
