@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -204,8 +205,9 @@ func (r *recorder) PostFilter(_ context.Context, state fwk.CycleState, pod *v1.P
 	if nodes, err := r.handle.SnapshotSharedLister().NodeInfos().List(); err == nil {
 		for _, ni := range nodes {
 			name := ni.Node().Name
-			if st := m.Get(name); st != nil && !st.IsSuccess() {
-				c.absent(name, st)
+			// Nodes no wrapper saw (a PreFilter ruled them out).
+			if st := m.Get(name); st != nil {
+				c.filtered(name, st.Plugin(), st)
 			}
 		}
 	}
@@ -262,6 +264,9 @@ func newCycle() *cycle {
 // Clone shares the record (see cycle).
 func (c *cycle) Clone() fwk.StateData { return c }
 
+// filtered records that plugin rejected node, unless the node already has
+// a rejection (the first is the one the scheduler acted on). plugin may be
+// a wrapper's name, as the framework reports it.
 func (c *cycle) filtered(node, plugin string, st *fwk.Status) {
 	if st.IsSuccess() {
 		return
@@ -269,24 +274,9 @@ func (c *cycle) filtered(node, plugin string, st *fwk.Status) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.rejected[node]; !ok {
-		c.rejected[node] = rejection(plugin, st)
+		c.rejected[node] = observe.Rejection{Plugin: strings.TrimPrefix(plugin, wrapped("")),
+			Code: st.Code().String(), Reason: st.Message()}
 	}
-}
-
-// absent records a node the framework rejected without a wrapper seeing it.
-func (c *cycle) absent(node string, st *fwk.Status) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.rejected[node]; !ok {
-		c.rejected[node] = rejection(st.Plugin(), st)
-	}
-}
-
-func rejection(plugin string, st *fwk.Status) observe.Rejection {
-	if len(plugin) > len(wrapped("")) && plugin[:len(wrapped(""))] == wrapped("") {
-		plugin = plugin[len(wrapped("")):]
-	}
-	return observe.Rejection{Plugin: plugin, Code: st.Code().String(), Reason: st.Message()}
 }
 
 func (c *cycle) scored(node, plugin string, score int64, normalized bool) {
