@@ -278,13 +278,22 @@ func capture(cmd *exec.Cmd) (assertions.CommandResult, string, error) {
 	case err != nil:
 		res.ExitCode = -1
 	}
-	if out := bytes.TrimSpace(stdout.Bytes()); len(out) > 0 && (out[0] == '{' || out[0] == '[') {
-		var v any
-		if json.Unmarshal(out, &v) == nil {
-			res.JSON = v
-		}
-	}
+	res.JSON = parseJSON(stdout.Bytes())
 	return res, strings.TrimRight(combined.String(), "\n"), err
+}
+
+// parseJSON is a command's output parsed as JSON when it is a JSON object
+// or list (kubectl -o json), nil otherwise.
+func parseJSON(out []byte) any {
+	out = bytes.TrimSpace(out)
+	if len(out) == 0 || (out[0] != '{' && out[0] != '[') {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(out, &v) != nil {
+		return nil
+	}
+	return v
 }
 
 func checkCommand(what, text string, err error, expectError bool, expect *regexp.Regexp) error {

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -67,15 +66,9 @@ func (n *NodeExecOp) Exec(ctx context.Context, env Env) (string, error) {
 // commandResult is the result of a command that ran elsewhere (its
 // output only, stdout and stderr together).
 func commandResult(out string, err error) assertions.CommandResult {
-	res := assertions.CommandResult{Stdout: out}
+	res := assertions.CommandResult{Stdout: out, JSON: parseJSON([]byte(out))}
 	if err != nil {
 		res.ExitCode = 1
-	}
-	if b := strings.TrimSpace(out); len(b) > 0 && (b[0] == '{' || b[0] == '[') {
-		var v any
-		if json.Unmarshal([]byte(b), &v) == nil {
-			res.JSON = v
-		}
 	}
 	return res
 }
