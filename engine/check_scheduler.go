@@ -26,12 +26,12 @@ func (c *checker) schedulerConfig(cfg map[string]any) {
 	root := c.nodes[schedulerConfigPath]
 	for _, f := range controlplane.SchedulerOwnedFields {
 		if _, ok := cfg[f]; ok {
-			c.errorAtNode(mapValue(root, f, true), schedulerConfigPath+"."+f, "kubelab sets %s itself (it connects every scheduler and runs leader election); remove it", f)
+			c.errorAtNode(mappingKey(root, f), schedulerConfigPath+"."+f, "kubelab sets %s itself (it connects every scheduler and runs leader election); remove it", f)
 		}
 	}
 	for k, want := range map[string]string{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"} {
 		if v, ok := cfg[k]; ok && v != want {
-			c.errorAtNode(mapValue(root, k, false), schedulerConfigPath+"."+k, "want %q, found %q", want, v)
+			c.errorAtNode(mappingValue(root, k), schedulerConfigPath+"."+k, "want %q, found %q", want, v)
 		}
 	}
 	b, err := json.Marshal(cfg)
@@ -60,22 +60,28 @@ func (c *checker) pluginNames(root *yaml.Node) {
 		c.errorAtNode(n, path, "unknown scheduler plugin %q: kube-scheduler's in-tree plugins are %s%s",
 			n.Value, strings.Join(known, ", "), suggest(n.Value, known))
 	}
-	profiles := mapValue(root, "profiles", false)
+	profiles := mappingValue(root, "profiles")
 	for i, p := range seqItems(profiles) {
 		pp := fmt.Sprintf("%s.profiles[%d]", schedulerConfigPath, i)
-		plugins := mapValue(p, "plugins", false)
+		plugins := mappingValue(p, "plugins")
 		for j := 0; plugins != nil && j+1 < len(plugins.Content); j += 2 {
 			point := plugins.Content[j].Value
 			for _, list := range []string{"enabled", "disabled"} {
-				for k, item := range seqItems(mapValue(plugins.Content[j+1], list, false)) {
-					check(mapValue(item, "name", false), fmt.Sprintf("%s.plugins.%s.%s[%d].name", pp, point, list, k), list == "disabled")
+				for k, item := range seqItems(mappingValue(plugins.Content[j+1], list)) {
+					check(mappingValue(item, "name"), fmt.Sprintf("%s.plugins.%s.%s[%d].name", pp, point, list, k), list == "disabled")
 				}
 			}
 		}
-		for k, item := range seqItems(mapValue(p, "pluginConfig", false)) {
-			check(mapValue(item, "name", false), fmt.Sprintf("%s.pluginConfig[%d].name", pp, k), false)
+		for k, item := range seqItems(mappingValue(p, "pluginConfig")) {
+			check(mappingValue(item, "name"), fmt.Sprintf("%s.pluginConfig[%d].name", pp, k), false)
 		}
 	}
+}
+
+// mappingKey is the key node of key in mapping m, or nil.
+func mappingKey(m *yaml.Node, key string) *yaml.Node {
+	k, _ := mappingPair(m, key)
+	return k
 }
 
 // errorAtNode reports a problem at n, or at path's closest decoded node.
@@ -85,25 +91,6 @@ func (c *checker) errorAtNode(n *yaml.Node, path, format string, args ...any) {
 		return
 	}
 	c.probs.add(c.file, nodePos(n), path, format, args...)
-}
-
-// mapValue is the value (or, with key true, the key) of a mapping node.
-func mapValue(n *yaml.Node, name string, key bool) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	if n = deref(n); n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == name {
-			if key {
-				return n.Content[i]
-			}
-			return deref(n.Content[i+1])
-		}
-	}
-	return nil
 }
 
 func seqItems(n *yaml.Node) []*yaml.Node {

@@ -163,12 +163,25 @@ func nonEmpty(m *yaml.Node, key, label string, report func(n *yaml.Node, format 
 
 // mappingValue returns the value of key in mapping m, or nil.
 func mappingValue(m *yaml.Node, key string) *yaml.Node {
+	_, v := mappingPair(m, key)
+	return v
+}
+
+// mappingPair returns the key node and the value of key in mapping m, or
+// nils (also when m is nil or not a mapping).
+func mappingPair(m *yaml.Node, key string) (k, v *yaml.Node) {
+	if m == nil {
+		return nil, nil
+	}
+	if m = deref(m); m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
-			return deref(m.Content[i+1])
+			return m.Content[i], deref(m.Content[i+1])
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
