@@ -55,23 +55,23 @@ func (l *Live) AskedScheduling() []Scheduling {
 }
 
 func (l *Live) decision(pod string) (Scheduling, error) {
-	logs := l.c.Access().SchedulingLogs
-	if len(logs) == 0 {
-		return Scheduling{}, fmt.Errorf("scheduling(%q): this cluster's schedulers do not record their decisions", pod)
-	}
 	l.schedMu.Lock()
 	defer l.schedMu.Unlock()
 	if l.sched == nil {
+		// The schedulers and their logs are fixed for the cluster's life:
+		// ask the backend once, not at every evaluation.
 		l.sched = map[string]*obs.DecisionLog{}
+		for n, path := range l.c.Access().SchedulingLogs {
+			l.sched[n] = obs.NewDecisionLog(path)
+		}
+	}
+	if len(l.sched) == 0 {
+		return Scheduling{}, fmt.Errorf("scheduling(%q): this cluster's schedulers do not record their decisions", pod)
 	}
 	var best obs.Decision
 	found := false
-	for _, n := range slices.Sorted(maps.Keys(logs)) {
+	for _, n := range slices.Sorted(maps.Keys(l.sched)) {
 		dl := l.sched[n]
-		if dl == nil {
-			dl = obs.NewDecisionLog(logs[n])
-			l.sched[n] = dl
-		}
 		if err := dl.Update(); err != nil {
 			return Scheduling{}, err
 		}
