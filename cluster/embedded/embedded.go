@@ -134,16 +134,20 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 		}
 	}()
 	say("cluster", "generating certificates and plan")
-	// Ports are picked while holding the home's lock and recorded in the
-	// state before it is released, so clusters booting side by side never
-	// pick the same ones.
-	unlock, err := b.opts.Home.lock()
+	// Ports are picked while holding the machine-wide port book's lock and
+	// recorded in it before it is released, so clusters booting side by
+	// side, in this home or any other, never pick the same ones.
+	book := machinePorts()
+	unlock, err := book.lock()
 	if err != nil {
 		return err
 	}
-	err = b.plan()
+	err = b.plan(book.used())
 	if err == nil {
 		err = b.opts.Home.save(b.name, b.st)
+	}
+	if err == nil {
+		err = book.record(b.dir, b.st.portList())
 	}
 	unlock()
 	if err != nil {

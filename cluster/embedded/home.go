@@ -159,35 +159,13 @@ func (h Home) Sweep(ctx context.Context) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// lock takes an exclusive lock on the home (a file lock, so it holds
-// across kubelab processes) and returns its release.
-func (h Home) lock() (func(), error) {
-	if err := os.MkdirAll(string(h), 0o700); err != nil {
-		return nil, err
+// portList is the cluster's ports, for the machine's port book.
+func (st *state) portList() []int {
+	out := make([]int, 0, len(st.Ports))
+	for _, p := range st.Ports {
+		out = append(out, p)
 	}
-	f, err := os.OpenFile(filepath.Join(string(h), ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", h, err)
-	}
-	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-}
-
-// usedPorts lists the ports recorded by every cluster in h.
-func (h Home) usedPorts() map[int]bool {
-	used := map[int]bool{}
-	names, _ := h.Clusters()
-	for _, n := range names {
-		if st, err := h.load(n); err == nil {
-			for _, p := range st.Ports {
-				used[p] = true
-			}
-		}
-	}
-	return used
+	return out
 }
 
 // young reports whether a directory was made in the last minute.
@@ -209,6 +187,7 @@ func (h Home) remove(ctx context.Context, name string) error {
 	if err := os.RemoveAll(h.Dir(name)); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", h.Dir(name), err))
 	}
+	machinePorts().release(h.Dir(name))
 	return errors.Join(errs...)
 }
 

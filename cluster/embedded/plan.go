@@ -56,8 +56,8 @@ func freePorts(n int, used map[int]bool) ([]int, error) {
 
 // plan writes the PKI, kubeconfigs and kwok config, allocates ports and
 // records how to start every component: the shared control-plane plan,
-// placed as processes on 127.0.0.1.
-func (b *Backend) plan() error {
+// placed as processes on 127.0.0.1. It picks no port in used.
+func (b *Backend) plan(used map[int]bool) error {
 	t := b.st.Topology
 	dir := b.dir
 	for _, d := range []string{filepath.Join(dir, "logs"), filepath.Join(dir, "data")} {
@@ -66,7 +66,7 @@ func (b *Backend) plan() error {
 		}
 	}
 	nports := 2*t.Etcd + t.APIServers + t.Schedulers + t.ControllerManagers + 1
-	ports, err := freePorts(nports, b.opts.Home.usedPorts())
+	ports, err := freePorts(nports, used)
 	if err != nil {
 		return err
 	}

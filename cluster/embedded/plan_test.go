@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"kubelab.dev/kubelab/cluster/controlplane"
@@ -15,4 +17,48 @@ func TestControlPlaneGolden(t *testing.T) {
 	next := func() int { port++; return port }
 	l := newLayout(controlplane.GoldenTopology(), "/home/kubelab/golden", next)
 	golden.Check(t, "testdata/controlplane.golden", controlplane.Render(controlplane.Components(controlplane.GoldenTopology(), l.site)))
+}
+
+func TestPortBookIsSharedAndForgetsGoneClusters(t *testing.T) {
+	book := portBook(t.TempDir())
+	a, b := t.TempDir(), filepath.Join(t.TempDir(), "gone")
+	if err := os.Mkdir(b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := book.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := book.record(a, []int{20001, 20002}); err != nil {
+		t.Fatal(err)
+	}
+	if err := book.record(b, []int{20003}); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if got := book.used(); len(got) != 3 || !got[20001] || !got[20003] {
+		t.Fatalf("used = %v, want 20001-20003", got)
+	}
+	ports, err := freePorts(3, book.used())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ports {
+		if p >= 20001 && p <= 20003 {
+			t.Errorf("freePorts picked %d, which the book reserves", p)
+		}
+	}
+	if err := os.Remove(b); err != nil {
+		t.Fatal(err)
+	}
+	if got := book.used(); len(got) != 2 || got[20003] {
+		t.Errorf("after its directory went, used = %v, want only 20001 and 20002", got)
+	}
+	if _, err := os.Stat(book.file(b)); !os.IsNotExist(err) {
+		t.Errorf("the stale entry is still there (%v)", err)
+	}
+	book.release(a)
+	if got := book.used(); len(got) != 0 {
+		t.Errorf("after release, used = %v", got)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestReadsALiveProcess(t *testing.T) {
@@ -26,6 +27,14 @@ func TestReadsALiveProcess(t *testing.T) {
 	}
 	if StartTime(1) == start {
 		t.Error("the process reports the start time of PID 1, started long before it")
+	}
+	// Start returns once execve is past its point of no return, but the
+	// kernel fills in the new image's environment a moment later: until
+	// then /proc/PID/environ reads empty. Wait for sleep to be asleep.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if s, _ := Stat(pid); s == "S" {
+			break
+		}
 	}
 	env := Environ(pid, "KUBELAB_")
 	if env["KUBELAB_PROC_TEST"] != "yes" || len(env) != 1 {
