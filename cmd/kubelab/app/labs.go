@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/curriculum"
@@ -29,6 +30,7 @@ type runFlags struct {
 	html     string
 	keep     bool
 	timeline bool
+	parallel int
 	kube     kubeFlags
 }
 
@@ -42,9 +44,13 @@ func newRunCommand(g *globals) *cobra.Command {
 		Short: "Run labs: boot each lab's cluster, run its steps, report verdicts",
 		Long: `Run boots each lab's cluster, runs its steps and removes the cluster.
 A lab's cluster is named after the lab; with --name, a single lab's
-cluster gets that name, and several labs' clusters get it as a prefix.`,
+cluster gets that name, and several labs' clusters get it as a prefix.
+With --parallel N, N labs run side by side, each on its own cluster; each
+lab's progress and timeline are printed together when it ends, and the
+reports list the labs in the order given.`,
 		Example: `  kubelab run labs/etcd-leader-failover.yaml
-  kubelab run labs/*.yaml --junit report.xml --json report.json`,
+  kubelab run labs/*.yaml --junit report.xml --json report.json
+  kubelab run labs/ --parallel 2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			labs, err := loadLabs(args)
@@ -58,6 +64,12 @@ cluster gets that name, and several labs' clusters get it as a prefix.`,
 			backend, err := backendFor(g, f.backend, bin, &f.kube)
 			if err != nil {
 				return invalid(err)
+			}
+			if f.parallel < 1 {
+				return invalidf("run: --parallel must be at least 1, got %d", f.parallel)
+			}
+			if f.parallel > 1 && f.backend == backendKubeconfig {
+				return invalidf("run: --parallel %d needs a cluster per lab; with --backend kubeconfig every lab shares one cluster, so labs run one at a time", f.parallel)
 			}
 			if cmd.Flags().Changed("name") {
 				backend = namedClusters(backend, g.name, len(labs) > 1)
@@ -74,39 +86,25 @@ cluster gets that name, and several labs' clusters get it as a prefix.`,
 	fl.StringVar(&f.html, "html", "", "write a self-contained HTML report (steps, timeline swimlanes, apply trace) to this file")
 	fl.BoolVar(&f.keep, "keep-on-failure", false, "leave a failed lab's cluster up for inspection")
 	fl.BoolVar(&f.timeline, "timeline", false, "print every lab's timeline, not only failed ones")
+	fl.IntVar(&f.parallel, "parallel", 1, "labs run at a time, each on its own cluster (not with --backend kubeconfig)")
 	return cmd
 }
 
-// runLabs runs labs one after the other, prints and writes the reports;
-// its error carries the exit code (a failed lab 1, a lab that could not
-// run 3, interrupted 130).
+// runLabs runs labs, --parallel at a time, prints and writes the
+// reports; its error carries the exit code (a failed lab 1, a lab that
+// could not run 3, interrupted 130).
 func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r *engine.Runner) error {
-	var results []*engine.Result
-	for _, l := range labs {
-		res, err := r.Run(ctx, l)
-		if errors.Is(err, cluster.ErrMissingCapability) {
-			if len(labs) == 1 {
-				return invalid(err) // the wrong backend for this lab: nothing booted
-			}
-			fmt.Fprintf(g.streams.Out, "skipped %s: %v\n", l.Metadata.Name, err)
-			results = append(results, &engine.Result{Lab: l.Metadata.Name, Title: l.Metadata.Title, File: l.File(), Status: engine.Skipped, Error: err.Error()})
-			continue
-		}
-		if err != nil {
-			return cannotRun(err)
-		}
-		if ctx.Err() != nil && !res.Passed() {
-			// Not the lab's failure: it was stopped.
-			res.Status, res.Error = engine.Errored, ErrInterrupted.Error()
-		}
-		results = append(results, res)
-		if ctx.Err() == nil && (f.timeline || !res.Passed()) {
-			fmt.Fprintf(g.streams.Out, "\nTimeline of %s:\n", res.Lab)
-			engine.WriteTimeline(g.streams.Out, res)
-		}
-		if ctx.Err() != nil {
-			break
-		}
+	var (
+		results []*engine.Result
+		err     error
+	)
+	if f.parallel > 1 && len(labs) > 1 {
+		results, err = runSideBySide(ctx, g, f, labs, r)
+	} else {
+		results, err = runInTurn(ctx, g, f, labs, r)
+	}
+	if err != nil {
+		return err
 	}
 	engine.WriteSummary(g.streams.Out, results)
 	if err := writeReports(f.junit, f.json, f.html, results); err != nil {
@@ -128,6 +126,89 @@ func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r
 		return cannotRun(fmt.Errorf("%w: %d of %d labs could not run", ErrLabsFailed, errored, len(results)))
 	}
 	return nil
+}
+
+// runInTurn runs labs one after the other, printing progress as it comes.
+func runInTurn(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r *engine.Runner) ([]*engine.Result, error) {
+	var results []*engine.Result
+	for _, l := range labs {
+		res, err := runOneLab(ctx, g, f, l, r, g.streams.Out, len(labs) == 1)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, res)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return results, nil
+}
+
+// runSideBySide runs f.parallel labs at a time, each on its own cluster.
+// A lab's progress and timeline are buffered and printed in one block when
+// it ends, so the console reads lab by lab; results keep the labs' order.
+// A lab that cannot run does not stop the others; the first such error is
+// returned once all have ended.
+func runSideBySide(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r *engine.Runner) ([]*engine.Result, error) {
+	fmt.Fprintf(g.streams.Err, "running %d labs, %d at a time\n", len(labs), f.parallel)
+	results := make([]*engine.Result, len(labs))
+	errs := make([]error, len(labs))
+	var printMu sync.Mutex
+	var eg errgroup.Group
+	eg.SetLimit(f.parallel)
+	for i, l := range labs {
+		if ctx.Err() != nil {
+			break
+		}
+		eg.Go(func() error {
+			var progress, out bytes.Buffer
+			rr := *r
+			rr.Progress = quietWhenInterrupted(ctx, g, engine.ConsoleProgress(&progress))
+			results[i], errs[i] = runOneLab(ctx, g, f, l, &rr, &out, false)
+			printMu.Lock()
+			defer printMu.Unlock()
+			_, _ = g.streams.Err.Write(progress.Bytes())
+			_, _ = g.streams.Out.Write(out.Bytes())
+			return nil
+		})
+	}
+	_ = eg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var done []*engine.Result
+	for _, res := range results {
+		if res != nil {
+			done = append(done, res)
+		}
+	}
+	return done, nil
+}
+
+// runOneLab runs one lab and writes its skip notice or timeline to out. A
+// lab the backend cannot run is skipped, unless it is the only one (then
+// the error is invalid input: nothing booted).
+func runOneLab(ctx context.Context, g *globals, f *runFlags, l *engine.Lab, r *engine.Runner, out io.Writer, only bool) (*engine.Result, error) {
+	res, err := r.Run(ctx, l)
+	if errors.Is(err, cluster.ErrMissingCapability) {
+		if only {
+			return nil, invalid(err)
+		}
+		fmt.Fprintf(out, "skipped %s: %v\n", l.Metadata.Name, err)
+		return &engine.Result{Lab: l.Metadata.Name, Title: l.Metadata.Title, File: l.File(), Status: engine.Skipped, Error: err.Error()}, nil
+	}
+	if err != nil {
+		return nil, cannotRun(err)
+	}
+	if ctx.Err() != nil && !res.Passed() {
+		// Not the lab's failure: it was stopped.
+		res.Status, res.Error = engine.Errored, ErrInterrupted.Error()
+	}
+	if ctx.Err() == nil && (f.timeline || !res.Passed()) {
+		fmt.Fprintf(out, "\nTimeline of %s:\n", res.Lab)
+		engine.WriteTimeline(out, res)
+	}
+	return res, nil
 }
 
 // namedClusters names the labs' clusters after --name: the name itself

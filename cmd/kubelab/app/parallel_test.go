@@ -1,0 +1,100 @@
+package app_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// labShape is what a report says of a lab, less the times: the content
+// --parallel must not change.
+type labShape struct {
+	Lab    string
+	Status string
+	Steps  []string
+}
+
+func reportShape(t *testing.T, path string) []labShape {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Results []struct {
+			Lab    string `json:"lab"`
+			Status string `json:"status"`
+			Steps  []struct {
+				Name   string `json:"name"`
+				Status string `json:"status"`
+			} `json:"steps"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []labShape
+	for _, r := range rep.Results {
+		s := labShape{Lab: r.Lab, Status: r.Status}
+		for _, st := range r.Steps {
+			s.Steps = append(s.Steps, st.Name+"="+st.Status)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+var progressLine = regexp.MustCompile(`^\s*\d+\.\d+s (?:✔ |✘ |  )(\S+) \| `)
+
+func TestRunParallelGroupsOutputAndKeepsReports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots clusters")
+	}
+	labs := []string{"cmd/kubelab/app/testdata/failing.yaml", "cmd/kubelab/app/testdata/passing.yaml"}
+	dir := t.TempDir()
+	inTurn, sideBySide := filepath.Join(dir, "in-turn.json"), filepath.Join(dir, "side-by-side.json")
+	if out, code := kubelab(t, append([]string{"run", "--json", inTurn}, labs...)...); code != 1 {
+		t.Fatalf("in turn: exit code %d, want 1:\n%s", code, out)
+	}
+	out, code := kubelab(t, append([]string{"run", "--parallel", "2", "--json", sideBySide}, labs...)...)
+	if code != 1 {
+		t.Fatalf("side by side: exit code %d, want 1:\n%s", code, out)
+	}
+	if !strings.Contains(out, "running 2 labs, 2 at a time") {
+		t.Errorf("no announcement of the parallel run:\n%s", out)
+	}
+	if a, b := reportShape(t, inTurn), reportShape(t, sideBySide); !slices.EqualFunc(a, b, func(x, y labShape) bool {
+		return x.Lab == y.Lab && x.Status == y.Status && slices.Equal(x.Steps, y.Steps)
+	}) {
+		t.Errorf("--parallel changed the report:\nin turn      %+v\nside by side %+v", a, b)
+	}
+	// Each lab's progress lines come in one block.
+	var order []string
+	for _, l := range strings.Split(out, "\n") {
+		if m := progressLine.FindStringSubmatch(l); m != nil && (len(order) == 0 || order[len(order)-1] != m[1]) {
+			order = append(order, m[1])
+		}
+	}
+	if len(order) != 2 || order[0] == order[1] {
+		t.Errorf("progress is not grouped per lab: blocks %v\n%s", order, out)
+	}
+}
+
+func TestRunParallelRefusesBadValues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the kubelab binary")
+	}
+	for _, args := range [][]string{
+		{"run", "--parallel", "0", "cmd/kubelab/app/testdata/passing.yaml"},
+		{"run", "--parallel", "2", "--backend", "kubeconfig", "--kubeconfig", "/nonexistent", "cmd/kubelab/app/testdata/passing.yaml"},
+	} {
+		out, code := kubelab(t, args...)
+		if code != 2 || !strings.Contains(out, "--parallel") {
+			t.Errorf("kubelab %s: exit %d, want 2 with a word on --parallel:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+}
