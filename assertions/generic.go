@@ -12,11 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 )
 
 // generic reads any resource through a dynamic client, resolving names
@@ -40,20 +37,12 @@ func (g *generic) init(l *Live) error {
 			g.err = err
 			return
 		}
-		dyn, err := dynamic.NewForConfig(l.rest)
+		d, err := l.c.Dynamic()
 		if err != nil {
 			g.err = err
 			return
 		}
-		dc, err := discovery.NewDiscoveryClientForConfig(l.rest)
-		if err != nil {
-			g.err = err
-			return
-		}
-		cached := memory.NewMemCacheClient(dc)
-		deferred := restmapper.NewDeferredDiscoveryRESTMapper(cached)
-		g.dyn, g.cs, g.reset = dyn, cs, deferred.Reset
-		g.mapper = restmapper.NewShortcutExpander(deferred, cached, func(string) {})
+		g.dyn, g.cs, g.reset, g.mapper = d.Client, cs, d.Mapper.Reset, d.Shortcuts
 	})
 	return g.err
 }

@@ -167,6 +167,7 @@ type Cluster struct {
 	rest   *rest.Config
 	client kubernetes.Interface
 	etcd   map[string]*clientv3.Client
+	dyn    *dynamicOnce
 }
 
 // New wraps a backend.

@@ -220,6 +220,9 @@ func apiserver(t cluster.Topology, s Site, name string) []string {
 		"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file="+s.Path(FrontProxyClientCert), "--proxy-client-key-file="+s.Path(FrontProxyClientKey),
+		// To an APIService's or a webhook's Service, dial an endpoint, not
+		// the ClusterIP: the apiservers run no kube-proxy.
+		"--enable-aggregator-routing=true",
 	)
 	if t.Audited() {
 		args = append(args, auditFlags(s, name)...)

@@ -113,8 +113,8 @@ func (b *Backend) Act(ctx context.Context, name string, a cluster.Action) error 
 		if err := b.refreshPorts(ctx, c); err != nil {
 			return err
 		}
-		if c.role == string(cluster.RoleNode) {
-			go func() { // the node must register again before routes can be computed
+		if c.role == string(cluster.RoleNode) || c.role == string(cluster.RoleAPIServer) {
+			go func() { // a node must register again before routes can be computed
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 				defer cancel()
 				_ = waitFor(rctx, "routes", b.SyncRoutes)
@@ -181,7 +181,6 @@ func (b *Backend) ExecNode(ctx context.Context, node string, cmd ...string) (str
 		return "", fmt.Errorf("no node %q in cluster %s", node, b.topo.Name)
 	}
 	out, err := b.exec(ctx, c.id, cmd...)
-	out = stripMux([]byte(out))
 	if err != nil {
 		return out, fmt.Errorf("on %s: %w: %s", node, err, strings.TrimSpace(out))
 	}

@@ -50,8 +50,14 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
+			apiserver := c.Role == cluster.RoleAPIServer
 			mods = func(hc *container.HostConfig) {
 				hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: "/var/log/kubelab"})
+				if apiserver {
+					// SyncRoutes routes the pod CIDRs from inside: the
+					// apiserver reaches pods behind APIServices and webhooks.
+					hc.CapAdd = []string{"NET_ADMIN"}
+				}
 			}
 		}
 		g.Go(func() error {

@@ -152,7 +152,11 @@ func (b *Backend) clientset() (kubernetes.Interface, error) {
 
 // SyncRoutes makes every worker route every other worker's pod CIDR to
 // that worker, so pods reach pods across nodes (the job a CNI like flannel
-// host-gw does). It runs after up and after a node starts again.
+// host-gw does), and every apiserver route every pod CIDR, so it reaches
+// the pods behind an APIService or a webhook (the apiservers run with
+// --enable-aggregator-routing: they dial endpoints, as they have no
+// kube-proxy). It runs after up and after a node or apiserver starts
+// again.
 func (b *Backend) SyncRoutes(ctx context.Context) error {
 	cs, err := b.clientset()
 	if err != nil {
@@ -172,17 +176,30 @@ func (b *Backend) SyncRoutes(ctx context.Context) error {
 		}
 	}
 	var errs []error
-	for name := range routes {
-		c := b.get(name)
-		if c == nil || c.stopped {
+	b.mu.Lock()
+	ctrs := make([]*ctr, 0, len(b.ctrs))
+	for _, c := range b.ctrs {
+		ctrs = append(ctrs, c)
+	}
+	b.mu.Unlock()
+	for _, c := range ctrs {
+		var ip []string
+		switch {
+		case c.stopped:
+			continue
+		case cluster.Role(c.role) == cluster.RoleAPIServer:
+			ip = []string{"/kubelab", "component", "ip-route"}
+		case cluster.Role(c.role) == cluster.RoleNode:
+			ip = []string{"ip", "route"}
+		default:
 			continue
 		}
 		for other, r := range routes {
-			if other == name {
+			if other == c.name {
 				continue
 			}
-			if out, err := b.exec(ctx, c.id, "ip", "route", "replace", r.cidr, "via", r.via); err != nil {
-				errs = append(errs, fmt.Errorf("route on %s to %s: %w: %s", name, other, err, out))
+			if out, err := b.exec(ctx, c.id, append(ip, "replace", r.cidr, "via", r.via)...); err != nil {
+				errs = append(errs, fmt.Errorf("route on %s to %s: %w: %s", c.name, other, err, out))
 			}
 		}
 	}
@@ -195,27 +212,10 @@ func (b *Backend) get(name string) *ctr {
 	return b.ctrs[name]
 }
 
-// exec runs a command in a container and returns its output.
+// exec runs a command in a container and returns its output (stdout
+// and stderr, demultiplexed).
 func (b *Backend) exec(ctx context.Context, id string, cmd ...string) (string, error) {
-	ex, err := b.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
-	if err != nil {
-		return "", err
-	}
-	att, err := b.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
-	if err != nil {
-		return "", err
-	}
-	defer att.Close()
-	var out bytes.Buffer
-	_, _ = io.Copy(&out, att.Reader)
-	ins, err := b.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
-	if err != nil {
-		return out.String(), err
-	}
-	if ins.ExitCode != 0 {
-		return out.String(), fmt.Errorf("%s exited %d", strings.Join(cmd, " "), ins.ExitCode)
-	}
-	return out.String(), nil
+	return b.execStdin(ctx, id, nil, cmd...)
 }
 
 // withLogs adds the tail of each named container's log to err.

@@ -78,9 +78,10 @@ func (b *Backend) imageTar(ctx context.Context, ref string) (string, func(), err
 	return f.Name(), cleanup, nil
 }
 
-// execStdin runs cmd in a container with in as its standard input.
+// execStdin runs cmd in a container with in as its standard input (none
+// when nil) and returns its output, demultiplexed.
 func (b *Backend) execStdin(ctx context.Context, id string, in io.Reader, cmd ...string) (string, error) {
-	ex, err := b.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdin: true, AttachStdout: true, AttachStderr: true})
+	ex, err := b.cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd, AttachStdin: in != nil, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", err
 	}
@@ -95,11 +96,13 @@ func (b *Backend) execStdin(ctx context.Context, id string, in io.Reader, cmd ..
 		_, _ = io.Copy(&out, att.Reader)
 		close(done)
 	}()
-	if _, err := io.Copy(att.Conn, in); err != nil {
-		return "", fmt.Errorf("send stdin: %w", err)
-	}
-	if cw, ok := att.Conn.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
+	if in != nil {
+		if _, err := io.Copy(att.Conn, in); err != nil {
+			return "", fmt.Errorf("send stdin: %w", err)
+		}
+		if cw, ok := att.Conn.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
 	}
 	<-done
 	ins, err := b.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})

@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
@@ -36,26 +34,15 @@ type Clients struct {
 
 // NewClients makes the clients of a cluster.
 func NewClients(c *cluster.Cluster) (*Clients, error) {
-	cfg, err := c.RESTConfig()
-	if err != nil {
-		return nil, err
-	}
 	cs, err := c.Client()
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	d, err := c.Dynamic()
 	if err != nil {
 		return nil, err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Clients{
-		Clientset: cs, dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)),
-		namespace: c.Namespace(), labels: c.RunLabels(),
-	}, nil
+	return &Clients{Clientset: cs, dyn: d.Client, mapper: d.Mapper, namespace: c.Namespace(), labels: c.RunLabels()}, nil
 }
 
 // resource finds the REST resource of an object kind ("Deployment", or

@@ -9,7 +9,10 @@
 //	/env       the environment
 //
 // START_DELAY (a Go duration) delays listening, to model a slow start.
-// PORT sets the port (default 8080).
+// PORT sets the port (default 8080, 8443 with APISERVICE).
+//
+// APISERVICE=group/version makes it an aggregated API server instead, over
+// TLS, serving one read-only resource, greetings (see apiservice.go).
 //
 // The image has no shell, so the binary is also its own client, for
 // `kubectl exec`:
@@ -40,6 +43,14 @@ func main() {
 	}
 	if d, err := time.ParseDuration(os.Getenv("START_DELAY")); err == nil {
 		time.Sleep(d)
+	}
+	if gv := os.Getenv("APISERVICE"); gv != "" {
+		port := os.Getenv("PORT")
+		if port == "" {
+			port = "8443"
+		}
+		serveAPIService(gv, port)
+		return
 	}
 	var liveBroken, notReady atomic.Bool
 	host, _ := os.Hostname()

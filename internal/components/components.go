@@ -1,6 +1,7 @@
 // Package components links the real upstream Kubernetes, etcd, CoreDNS and kwok
 // programs into the kubelab binary and runs one of them by name, the way a
-// multi-call binary does.
+// multi-call binary does. One is kubelab's own: ip-route, for the docker
+// control-plane containers, whose images hold nothing but this binary.
 //
 // It is imported only by cmd/kubelab: linking it costs several GiB of RAM
 // and tens of seconds, so libraries and their tests start the built kubelab
@@ -54,6 +55,7 @@ var mains = map[string]func() int{
 	"kwok":                    runKwok,
 	"coredns":                 runCoreDNS,
 	"cri":                     runCRI,
+	"ip-route":                runIPRoute,
 }
 
 // Names lists the components this binary carries, sorted.
