@@ -3,6 +3,7 @@ package assertions
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -105,7 +106,7 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 		def = d.Namespace()
 	}
 	ns := func(namespace []string) string { return nsOr(namespace, def) }
-	return map[string]any{
+	fs := map[string]any{
 		// pods("app=web") lists pods in "default" matching a label selector
 		// ("" = all); pods("app=web", "team") in namespace team.
 		"pods": func(selector string, namespace ...string) []Pod {
@@ -163,6 +164,17 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 		"can": func(user, verb, resource, namespace string) bool {
 			return lookup[bool](ls, "can", user, verb, resource, namespace)(v.Can(ctx, user, verb, resource, namespace))
 		},
+	}
+	maps.Copy(fs, machineryFuncs(ctx, v, ls, def))
+	return fs
+}
+
+// machineryFuncs are the functions about the machinery rather than
+// objects: leases, events, components, node internals, the scheduler's
+// decisions and the audit log.
+func machineryFuncs(ctx context.Context, v View, ls *lookups, def string) map[string]any {
+	ns := func(namespace []string) string { return nsOr(namespace, def) }
+	return map[string]any{
 		// leader("kube-scheduler") is the component holding that kube-system lease.
 		"leader": func(lease string) string {
 			return lookup[Lease](ls, "leader", lease)(v.Lease(ctx, "kube-system", lease)).Component
