@@ -80,77 +80,55 @@ func TestDockerCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("load balancer published on loopback only", func(t *testing.T) {
-		ins, err := b.cli.ContainerInspect(ctx, b.get("load-balancer").id, client.ContainerInspectOptions{})
+	h := dockerCluster{ctx: ctx, b: b, cs: cs, bin: bin}
+	t.Run("load balancer published on loopback only", func(t *testing.T) { dockerLoadBalancerPublishedOnLoopback(t, h) })
+	t.Run("images load puts a host image into every worker", func(t *testing.T) { dockerImagesLoadPutsAHost(t, h) })
+	t.Run("CoreDNS has least privilege", func(t *testing.T) { dockerCorednsHasLeastPrivilege(t, h) })
+	t.Run("a spread Deployment answers on its ClusterIP and DNS name from every node", func(t *testing.T) { dockerASpreadDeploymentAnswersOn(t, h) })
+}
+
+// dockerImagesLoadPutsAHost: images load puts a host image into every worker.
+func dockerImagesLoadPutsAHost(t *testing.T, h dockerCluster) {
+	ctx, b, cs := h.ctx, h.b, h.cs
+	if out, err := exec.Command("docker", "tag", workloadHTTP, "example.com/loaded:1").CombinedOutput(); err != nil {
+		t.Fatalf("docker tag: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "example.com/loaded:1").Run() })
+	if err := b.LoadImage(ctx, "example.com/loaded:1", func(s string) { t.Log(s) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"worker-1", "worker-2"} {
+		out, err := b.ExecNode(ctx, n, "ctr", "-n", "k8s.io", "images", "ls", "-q")
+		if err != nil || !strings.Contains(out, "example.com/loaded:1") {
+			t.Errorf("%s lacks example.com/loaded:1 (%v):\n%s", n, err, out)
+		}
+	}
+	_, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "loaded"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/loaded:1", ImagePullPolicy: corev1.PullNever}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitFor(ctx, "the pod of the loaded image Running", func(ctx context.Context) error {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "loaded", metav1.GetOptions{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		n := 0
-		for port, bs := range ins.Container.NetworkSettings.Ports {
-			for _, bind := range bs {
-				n++
-				if bind.HostIP != netipLoopback {
-					t.Errorf("%s published on %s, want 127.0.0.1 only", port, bind.HostIP)
-				}
-			}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", p.Status.Phase)
 		}
-		if n == 0 {
-			t.Error("the load balancer publishes no port")
-		}
-	})
-	t.Run("images load puts a host image into every worker", func(t *testing.T) {
-		if out, err := exec.Command("docker", "tag", workloadHTTP, "example.com/loaded:1").CombinedOutput(); err != nil {
-			t.Fatalf("docker tag: %v %s", err, out)
-		}
-		t.Cleanup(func() { _ = exec.Command("docker", "rmi", "example.com/loaded:1").Run() })
-		if err := b.LoadImage(ctx, "example.com/loaded:1", func(s string) { t.Log(s) }); err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range []string{"worker-1", "worker-2"} {
-			out, err := b.ExecNode(ctx, n, "ctr", "-n", "k8s.io", "images", "ls", "-q")
-			if err != nil || !strings.Contains(out, "example.com/loaded:1") {
-				t.Errorf("%s lacks example.com/loaded:1 (%v):\n%s", n, err, out)
-			}
-		}
-		_, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "loaded"},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/loaded:1", ImagePullPolicy: corev1.PullNever}}}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := waitFor(ctx, "the pod of the loaded image Running", func(ctx context.Context) error {
-			p, err := cs.CoreV1().Pods("default").Get(ctx, "loaded", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if p.Status.Phase != corev1.PodRunning {
-				return fmt.Errorf("phase %s", p.Status.Phase)
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		_ = cs.CoreV1().Pods("default").Delete(ctx, "loaded", metav1.DeleteOptions{})
-	})
-	t.Run("CoreDNS has least privilege", func(t *testing.T) {
-		cfg, err := clientcmd.BuildConfigFromFlags("", b.Access().Kubeconfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: controlplane.CoreDNS.User}
-		dns, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := dns.CoreV1().Services("").List(ctx, metav1.ListOptions{}); err != nil {
-			t.Errorf("CoreDNS cannot list Services: %v", err)
-		}
-		if _, err := dns.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("CoreDNS listing Secrets: got %v, want Forbidden", err)
-		}
-	})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = cs.CoreV1().Pods("default").Delete(ctx, "loaded", metav1.DeleteOptions{})
+}
+
+// dockerASpreadDeploymentAnswersOn: a spread Deployment answers on its ClusterIP and DNS name from every node.
+func dockerASpreadDeploymentAnswersOn(t *testing.T, h dockerCluster) {
+	ctx, b, cs, bin := h.ctx, h.b, h.cs, h.bin
 	replicas := int32(2)
 	labels := map[string]string{"app": "web"}
-	_, err = cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
+	_, err := cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
@@ -223,6 +201,55 @@ func TestDockerCluster(t *testing.T) {
 	out, err := b.exec(ctx, b.get("worker-1").id, "ctr", "-n", "k8s.io", "containers", "ls")
 	if err != nil || !strings.Contains(out, "kubelab/pause") || !strings.Contains(out, "kubelab/http") {
 		t.Errorf("containerd on worker-1 lacks the pause sandbox or the app: %v\n%s", err, out)
+	}
+}
+
+// dockerCluster is the cluster TestDockerCluster's subtests share.
+type dockerCluster struct {
+	ctx context.Context
+	b   *Backend
+	cs  kubernetes.Interface
+	bin string
+}
+
+// dockerLoadBalancerPublishedOnLoopback: load balancer published on loopback only.
+func dockerLoadBalancerPublishedOnLoopback(t *testing.T, h dockerCluster) {
+	ctx, b := h.ctx, h.b
+	ins, err := b.cli.ContainerInspect(ctx, b.get("load-balancer").id, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for port, bs := range ins.Container.NetworkSettings.Ports {
+		for _, bind := range bs {
+			n++
+			if bind.HostIP != netipLoopback {
+				t.Errorf("%s published on %s, want 127.0.0.1 only", port, bind.HostIP)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("the load balancer publishes no port")
+	}
+}
+
+// dockerCorednsHasLeastPrivilege: CoreDNS has least privilege.
+func dockerCorednsHasLeastPrivilege(t *testing.T, h dockerCluster) {
+	ctx, b := h.ctx, h.b
+	cfg, err := clientcmd.BuildConfigFromFlags("", b.Access().Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: controlplane.CoreDNS.User}
+	dns, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dns.CoreV1().Services("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("CoreDNS cannot list Services: %v", err)
+	}
+	if _, err := dns.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("CoreDNS listing Secrets: got %v, want Forbidden", err)
 	}
 }
 

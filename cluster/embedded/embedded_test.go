@@ -101,218 +101,253 @@ func TestHACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := haCluster{ctx: ctx, b: b, c: c, cs: cs, home: home}
 
-	t.Run("nodes are Ready", func(t *testing.T) {
-		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(nodes.Items) != 3 {
-			t.Fatalf("got %d nodes, want 3", len(nodes.Items))
-		}
-		for _, n := range nodes.Items {
-			if !isReady(&n) {
-				t.Errorf("node %s not Ready: %+v", n.Name, n.Status.Conditions)
-			}
-		}
-	})
+	t.Run("nodes are Ready", func(t *testing.T) { haNodesAreReady(t, h) })
+	t.Run("kwok has least privilege", func(t *testing.T) { haKwokHasLeastPrivilege(t, h) })
+	t.Run("deployment runs and its service has endpoints", func(t *testing.T) { haDeploymentRunsAndItsService(t, h) })
+	t.Run("killing the etcd leader elects a new one and writes succeed", func(t *testing.T) { haKillingTheEtcdLeaderElects(t, h) })
+	t.Run("killing the scheduler leader moves its lease", func(t *testing.T) { haKillingTheSchedulerLeaderMoves(t, h) })
+	t.Run("pause and resume", func(t *testing.T) { haPauseAndResume(t, h) })
+	t.Run("a node taken down goes NotReady and is tainted, and comes back", func(t *testing.T) { haANodeTakenDownGoes(t, h) })
+	t.Run("down leaves no process, port or directory", func(t *testing.T) { haDownLeavesNoProcessPort(t, h) })
+}
 
-	t.Run("kwok has least privilege", func(t *testing.T) {
-		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(b.Dir(), "pki", controlplane.Kwok.Kubeconfig()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		kwok, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := kwok.CoreV1().Nodes().Get(ctx, "worker-1", metav1.GetOptions{}); err != nil {
-			t.Errorf("kwok cannot read its node: %v", err)
-		}
-		_, err = kwok.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
-		if !apierrors.IsForbidden(err) {
-			t.Errorf("kwok listing Secrets: got %v, want Forbidden", err)
-		}
-	})
+// haCluster is the cluster TestHACluster's subtests share.
+type haCluster struct {
+	ctx  context.Context
+	b    *Backend
+	c    *cluster.Cluster
+	cs   kubernetes.Interface
+	home string
+}
 
-	t.Run("deployment runs and its service has endpoints", func(t *testing.T) {
-		deployWeb(t, cs, 3)
-		eventually(t, 30*time.Second, "3 Running pods with IPs", func(ctx context.Context) error {
-			pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
-			if err != nil {
-				return err
-			}
-			running := 0
-			for _, p := range pods.Items {
-				if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.Spec.NodeName != "" {
-					running++
-				}
-			}
-			if running != 3 {
-				return fmt.Errorf("%d of %d pods Running with an IP", running, len(pods.Items))
-			}
-			return nil
-		})
-		eventually(t, 30*time.Second, "EndpointSlice lists 3 ready endpoints", func(ctx context.Context) error {
-			slices, err := cs.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=web"})
-			if err != nil {
-				return err
-			}
-			n := 0
-			for _, s := range slices.Items {
-				for _, e := range s.Endpoints {
-					if e.Conditions.Ready != nil && *e.Conditions.Ready {
-						n++
-					}
-				}
-			}
-			if n != 3 {
-				return fmt.Errorf("%d ready endpoints", n)
-			}
-			return nil
-		})
-	})
+// haNodesAreReady: nodes are Ready.
+func haNodesAreReady(t *testing.T, h haCluster) {
+	ctx, cs := h.ctx, h.cs
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 3 {
+		t.Fatalf("got %d nodes, want 3", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		if !isReady(&n) {
+			t.Errorf("node %s not Ready: %+v", n.Name, n.Status.Conditions)
+		}
+	}
+}
 
-	t.Run("killing the etcd leader elects a new one and writes succeed", func(t *testing.T) {
-		before, err := raftLeader(ctx, c)
+// haKwokHasLeastPrivilege: kwok has least privilege.
+func haKwokHasLeastPrivilege(t *testing.T, h haCluster) {
+	ctx, b := h.ctx, h.b
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(b.Dir(), "pki", controlplane.Kwok.Kubeconfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kwok, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kwok.CoreV1().Nodes().Get(ctx, "worker-1", metav1.GetOptions{}); err != nil {
+		t.Errorf("kwok cannot read its node: %v", err)
+	}
+	_, err = kwok.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("kwok listing Secrets: got %v, want Forbidden", err)
+	}
+}
+
+// haDeploymentRunsAndItsService: deployment runs and its service has endpoints.
+func haDeploymentRunsAndItsService(t *testing.T, h haCluster) {
+	cs := h.cs
+	deployWeb(t, cs, 3)
+	eventually(t, 30*time.Second, "3 Running pods with IPs", func(ctx context.Context) error {
+		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
-			t.Fatal(err)
-		}
-		killed, err := c.Do(ctx, cluster.TargetEtcdLeader, cluster.Kill)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if killed != before.Name {
-			t.Fatalf("killed %s, leader was %s", killed, before.Name)
-		}
-		eventually(t, 15*time.Second, "a new etcd leader with a higher term", func(ctx context.Context) error {
-			now, err := raftLeader(ctx, c)
-			if err != nil {
-				return err
-			}
-			if now.Name == before.Name || now.Term <= before.Term {
-				return fmt.Errorf("leader %s term %d (before: %s term %d)", now.Name, now.Term, before.Name, before.Term)
-			}
-			return nil
-		})
-		eventually(t, 15*time.Second, "a write through the apiserver", func(ctx context.Context) error {
-			_, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{GenerateName: "after-failover-"}}, metav1.CreateOptions{})
 			return err
-		})
-		if _, err := c.Do(ctx, killed, cluster.Start); err != nil {
-			t.Fatal(err)
 		}
-		eventually(t, 15*time.Second, "the killed member rejoins", func(ctx context.Context) error {
-			ms, _ := c.EtcdStatus(ctx)
-			for _, m := range ms {
-				if !m.Reachable {
-					return fmt.Errorf("%s unreachable: %s", m.Name, m.Error)
-				}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.Spec.NodeName != "" {
+				running++
 			}
-			return nil
-		})
+		}
+		if running != 3 {
+			return fmt.Errorf("%d of %d pods Running with an IP", running, len(pods.Items))
+		}
+		return nil
 	})
-
-	t.Run("killing the scheduler leader moves its lease", func(t *testing.T) {
-		before, err := c.Resolve(ctx, cluster.TargetSchedulerLeader)
+	eventually(t, 30*time.Second, "EndpointSlice lists 3 ready endpoints", func(ctx context.Context) error {
+		slices, err := cs.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=web"})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if _, err := c.Do(ctx, before, cluster.Kill); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 20*time.Second, "scheduler lease held by the other instance", func(ctx context.Context) error {
-			h, err := c.Lease(ctx, cluster.LeaseScheduler)
-			if err != nil {
-				return err
-			}
-			if h.Component == before || h.Component == "" {
-				return fmt.Errorf("lease still held by %q", h.Component)
-			}
-			return nil
-		})
-		comps, _ := b.Components(ctx)
-		if st := stateOf(comps, before); st != cluster.StateStopped {
-			t.Errorf("%s state = %s, want stopped", before, st)
-		}
-	})
-
-	t.Run("pause and resume", func(t *testing.T) {
-		if err := b.Act(ctx, "kube-controller-manager-1", cluster.Pause); err != nil {
-			t.Fatal(err)
-		}
-		comps, _ := b.Components(ctx)
-		if st := stateOf(comps, "kube-controller-manager-1"); st != cluster.StatePaused {
-			t.Errorf("state = %s, want paused", st)
-		}
-		if err := b.Act(ctx, "kube-controller-manager-1", cluster.Resume); err != nil {
-			t.Fatal(err)
-		}
-		comps, _ = b.Components(ctx)
-		if st := stateOf(comps, "kube-controller-manager-1"); st != cluster.StateRunning {
-			t.Errorf("state = %s, want running", st)
-		}
-	})
-
-	t.Run("a node taken down goes NotReady and is tainted, and comes back", func(t *testing.T) {
-		if err := b.Act(ctx, "worker-3", cluster.Kill); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 40*time.Second, "worker-3 NotReady with the unreachable taint", func(ctx context.Context) error {
-			n, err := cs.CoreV1().Nodes().Get(ctx, "worker-3", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if isReady(n) {
-				return fmt.Errorf("still Ready")
-			}
-			for _, tt := range n.Spec.Taints {
-				if tt.Key == corev1.TaintNodeUnreachable {
-					return nil
+		n := 0
+		for _, s := range slices.Items {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready != nil && *e.Conditions.Ready {
+					n++
 				}
 			}
-			return fmt.Errorf("NotReady but taints are %v", n.Spec.Taints)
-		})
-		if err := b.Act(ctx, "worker-3", cluster.Start); err != nil {
-			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "worker-3 Ready again", func(ctx context.Context) error {
-			n, err := cs.CoreV1().Nodes().Get(ctx, "worker-3", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if !isReady(n) {
-				return fmt.Errorf("conditions %v", n.Status.Conditions)
-			}
-			return nil
-		})
+		if n != 3 {
+			return fmt.Errorf("%d ready endpoints", n)
+		}
+		return nil
 	})
+}
 
-	t.Run("down leaves no process, port or directory", func(t *testing.T) {
-		comps, _ := b.Components(ctx)
-		var ports []string
-		for _, comp := range comps {
-			if comp.Endpoint != "" {
-				ports = append(ports, strings.TrimPrefix(comp.Endpoint, "https://"))
-			}
+// haKillingTheEtcdLeaderElects: killing the etcd leader elects a new one and writes succeed.
+func haKillingTheEtcdLeaderElects(t *testing.T, h haCluster) {
+	ctx, c, cs := h.ctx, h.c, h.cs
+	before, err := raftLeader(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed, err := c.Do(ctx, cluster.TargetEtcdLeader, cluster.Kill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if killed != before.Name {
+		t.Fatalf("killed %s, leader was %s", killed, before.Name)
+	}
+	eventually(t, 15*time.Second, "a new etcd leader with a higher term", func(ctx context.Context) error {
+		now, err := raftLeader(ctx, c)
+		if err != nil {
+			return err
 		}
-		if err := b.Down(ctx); err != nil {
-			t.Fatal(err)
+		if now.Name == before.Name || now.Term <= before.Term {
+			return fmt.Errorf("leader %s term %d (before: %s term %d)", now.Name, now.Term, before.Name, before.Term)
 		}
-		if ps := procsOf(home); len(ps) > 0 {
-			t.Errorf("processes left: %+v", ps)
-		}
-		for _, addr := range ports {
-			if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				conn.Close()
-				t.Errorf("%s still listening", addr)
-			}
-		}
-		if _, err := os.Stat(b.Dir()); !os.IsNotExist(err) {
-			t.Errorf("state dir %s still there (%v)", b.Dir(), err)
-		}
+		return nil
 	})
+	eventually(t, 15*time.Second, "a write through the apiserver", func(ctx context.Context) error {
+		_, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "after-failover-"}}, metav1.CreateOptions{})
+		return err
+	})
+	if _, err := c.Do(ctx, killed, cluster.Start); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the killed member rejoins", func(ctx context.Context) error {
+		ms, _ := c.EtcdStatus(ctx)
+		for _, m := range ms {
+			if !m.Reachable {
+				return fmt.Errorf("%s unreachable: %s", m.Name, m.Error)
+			}
+		}
+		return nil
+	})
+}
+
+// haKillingTheSchedulerLeaderMoves: killing the scheduler leader moves its lease.
+func haKillingTheSchedulerLeaderMoves(t *testing.T, h haCluster) {
+	ctx, b, c := h.ctx, h.b, h.c
+	before, err := c.Resolve(ctx, cluster.TargetSchedulerLeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, before, cluster.Kill); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "scheduler lease held by the other instance", func(ctx context.Context) error {
+		h, err := c.Lease(ctx, cluster.LeaseScheduler)
+		if err != nil {
+			return err
+		}
+		if h.Component == before || h.Component == "" {
+			return fmt.Errorf("lease still held by %q", h.Component)
+		}
+		return nil
+	})
+	comps, _ := b.Components(ctx)
+	if st := stateOf(comps, before); st != cluster.StateStopped {
+		t.Errorf("%s state = %s, want stopped", before, st)
+	}
+}
+
+// haPauseAndResume: pause and resume.
+func haPauseAndResume(t *testing.T, h haCluster) {
+	ctx, b := h.ctx, h.b
+	if err := b.Act(ctx, "kube-controller-manager-1", cluster.Pause); err != nil {
+		t.Fatal(err)
+	}
+	comps, _ := b.Components(ctx)
+	if st := stateOf(comps, "kube-controller-manager-1"); st != cluster.StatePaused {
+		t.Errorf("state = %s, want paused", st)
+	}
+	if err := b.Act(ctx, "kube-controller-manager-1", cluster.Resume); err != nil {
+		t.Fatal(err)
+	}
+	comps, _ = b.Components(ctx)
+	if st := stateOf(comps, "kube-controller-manager-1"); st != cluster.StateRunning {
+		t.Errorf("state = %s, want running", st)
+	}
+}
+
+// haANodeTakenDownGoes: a node taken down goes NotReady and is tainted, and comes back.
+func haANodeTakenDownGoes(t *testing.T, h haCluster) {
+	ctx, b, cs := h.ctx, h.b, h.cs
+	if err := b.Act(ctx, "worker-3", cluster.Kill); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 40*time.Second, "worker-3 NotReady with the unreachable taint", func(ctx context.Context) error {
+		n, err := cs.CoreV1().Nodes().Get(ctx, "worker-3", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if isReady(n) {
+			return fmt.Errorf("still Ready")
+		}
+		for _, tt := range n.Spec.Taints {
+			if tt.Key == corev1.TaintNodeUnreachable {
+				return nil
+			}
+		}
+		return fmt.Errorf("NotReady but taints are %v", n.Spec.Taints)
+	})
+	if err := b.Act(ctx, "worker-3", cluster.Start); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "worker-3 Ready again", func(ctx context.Context) error {
+		n, err := cs.CoreV1().Nodes().Get(ctx, "worker-3", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !isReady(n) {
+			return fmt.Errorf("conditions %v", n.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// haDownLeavesNoProcessPort: down leaves no process, port or directory.
+func haDownLeavesNoProcessPort(t *testing.T, h haCluster) {
+	ctx, b, home := h.ctx, h.b, h.home
+	comps, _ := b.Components(ctx)
+	var ports []string
+	for _, comp := range comps {
+		if comp.Endpoint != "" {
+			ports = append(ports, strings.TrimPrefix(comp.Endpoint, "https://"))
+		}
+	}
+	if err := b.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ps := procsOf(home); len(ps) > 0 {
+		t.Errorf("processes left: %+v", ps)
+	}
+	for _, addr := range ports {
+		if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			conn.Close()
+			t.Errorf("%s still listening", addr)
+		}
+	}
+	if _, err := os.Stat(b.Dir()); !os.IsNotExist(err) {
+		t.Errorf("state dir %s still there (%v)", b.Dir(), err)
+	}
 }
 
 func stateOf(comps []cluster.Component, name string) cluster.State {
