@@ -43,7 +43,6 @@ const (
 	RoleScheduler         Role = "kube-scheduler"
 	RoleControllerManager Role = "kube-controller-manager"
 	RoleLoadBalancer      Role = "load-balancer"
-	RoleDNS               Role = "dns"
 	RoleNode              Role = "node"
 )
 

@@ -57,8 +57,7 @@ func roleOf(name string) cluster.Role {
 			return r
 		}
 	}
-	switch name {
-	case string(cluster.RoleLoadBalancer), "coredns", string(cluster.RoleDNS):
+	if name == string(cluster.RoleLoadBalancer) {
 		return cluster.RoleLoadBalancer
 	}
 	return cluster.RoleNode

@@ -18,7 +18,9 @@ start=$(date +%s)
 # -buildvcs=auto: kubelab version names the commit (some Go setups turn
 # VCS stamping off; auto still builds outside a git checkout).
 CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags "$ld" -o "$out" ./cmd/kubelab
-# The workload images of the docker backend (pause sandbox, HTTP app).
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$(dirname "$out")/kubelab-pause" ./images/pause
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$(dirname "$out")/kubelab-http" ./images/http
+# The workload images of the docker backend (pause sandbox, HTTP app, the
+# CoreDNS of the cluster DNS addon).
+for img in pause http coredns; do
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$(dirname "$out")/kubelab-$img" ./images/$img
+done
 echo "built $out in $(( $(date +%s) - start ))s" >&2

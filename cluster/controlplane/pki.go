@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/pki"
@@ -41,10 +42,19 @@ type Identity struct {
 	User string
 	// Groups are the certificate's organizations.
 	Groups []string
+	// ServiceAccount ("namespace/name") is set for an identity of pods:
+	// it has no certificate, and RBAC binds the ServiceAccount.
+	ServiceAccount string
 }
 
 // Kubeconfig is the identity's kubeconfig file name.
 func (id Identity) Kubeconfig() string { return id.File + ".kubeconfig" }
+
+// ServiceAccountName is the name part of the identity's ServiceAccount.
+func (id Identity) ServiceAccountName() string {
+	_, name, _ := strings.Cut(id.ServiceAccount, "/")
+	return name
+}
 
 // The identities of the plan. None but the admin is in system:masters:
 // each gets the upstream ClusterRole of its component, or a least-privilege
@@ -56,8 +66,9 @@ var (
 	KubeProxy         = Identity{File: "kube-proxy", User: "system:kube-proxy"}
 	// Kwok simulates nodes (embedded backend).
 	Kwok = Identity{File: "kwok", User: "kubelab:kwok"}
-	// CoreDNS serves cluster DNS (docker backend).
-	CoreDNS = Identity{File: "coredns", User: "system:coredns"}
+	// CoreDNS serves cluster DNS from the pods of the coredns Deployment;
+	// User names its ClusterRole.
+	CoreDNS = Identity{User: "system:coredns", ServiceAccount: "kube-system/coredns"}
 )
 
 // Node is the identity of a real node's kubelet.

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,7 +32,7 @@ var rules = map[string][]rbacv1.PolicyRule{
 
 // RBAC creates (or leaves as they are) the ClusterRole and
 // ClusterRoleBinding of each identity that needs one of kubelab's, under
-// the identity's username. Run it with an admin client once the apiservers
+// the identity's username (bound to its ServiceAccount, if it has one). Run it with an admin client once the apiservers
 // are ready and before the identity's component starts.
 func RBAC(ctx context.Context, cs kubernetes.Interface, ids ...Identity) error {
 	for _, id := range ids {
@@ -46,10 +47,14 @@ func RBAC(ctx context.Context, cs kubernetes.Interface, ids ...Identity) error {
 		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create clusterrole %s: %w", id.User, err)
 		}
+		subject := rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: id.User}
+		if ns, name, ok := strings.Cut(id.ServiceAccount, "/"); ok {
+			subject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+		}
 		binding := &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: id.User, Labels: role.Labels},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: id.User},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: id.User}},
+			Subjects:   []rbacv1.Subject{subject},
 		}
 		if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create clusterrolebinding %s: %w", id.User, err)

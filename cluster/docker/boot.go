@@ -11,11 +11,8 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	"golang.org/x/sync/errgroup"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -65,6 +62,14 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 		})
 	}
 	return g.Wait()
+}
+
+func nodeNames(t cluster.Topology) []string {
+	out := make([]string, len(t.Nodes))
+	for i, n := range t.Nodes {
+		out[i] = n.Name
+	}
+	return out
 }
 
 func names(comps []controlplane.Component) []string {
@@ -184,51 +189,9 @@ func (b *Backend) upRest(ctx context.Context, say func(string, string, ...any), 
 		}
 		return nil
 	}); err != nil {
-		ns := names(rest)
-		for _, n := range b.topo.Nodes {
-			ns = append(ns, n.Name)
-		}
-		return b.withLogs(ctx, err, ns...)
+		return b.withLogs(ctx, err, append(names(rest), nodeNames(b.topo)...)...)
 	}
 	return b.SyncRoutes(ctx)
-}
-
-// publishDNS makes the kube-dns Service and an EndpointSlice that points
-// at the CoreDNS container.
-func (b *Backend) publishDNS(ctx context.Context) error {
-	ins, err := b.cli.ContainerInspect(ctx, b.get("coredns").id, client.ContainerInspectOptions{})
-	if err != nil {
-		return err
-	}
-	ep, ok := ins.Container.NetworkSettings.Networks[b.netName]
-	if !ok || !ep.IPAddress.IsValid() {
-		return fmt.Errorf("coredns has no address on %s", b.netName)
-	}
-	cs, err := b.clientset()
-	if err != nil {
-		return err
-	}
-	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
-	_, err = cs.CoreV1().Services("kube-system").Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Labels: map[string]string{"k8s-app": "kube-dns"}},
-		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", Ports: []corev1.ServicePort{
-			{Name: "dns", Port: 53, Protocol: udp}, {Name: "dns-tcp", Port: 53, Protocol: tcp}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("create kube-dns service: %w", err)
-	}
-	port, name, tname := int32(53), "dns", "dns-tcp"
-	ready := true
-	_, err = cs.DiscoveryV1().EndpointSlices("kube-system").Create(ctx, &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: "kube-dns-coredns", Labels: map[string]string{discoveryv1.LabelServiceName: "kube-dns", discoveryv1.LabelManagedBy: "kubelab"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ep.IPAddress.String()}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
-		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port, Protocol: &udp}, {Name: &tname, Port: &port, Protocol: &tcp}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("create kube-dns endpoints: %w", err)
-	}
-	return nil
 }
 
 // haproxyConfig balances TCP over the apiservers. A new connection must

@@ -249,15 +249,8 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 	if err != nil {
 		return err
 	}
-	// CoreDNS is not in system:masters: its role must exist before it starts.
-	if err := controlplane.RBAC(ctx, cs, controlplane.CoreDNS); err != nil {
-		return err
-	}
-	say("coredns", "starting cluster DNS")
-	if err := b.run(ctx, "coredns", cluster.RoleDNS, b.images.Kubelab, []string{"component", "coredns", "-conf", "/pki/Corefile"}, pk, nil, nil); err != nil {
-		return err
-	}
-	if err := b.publishDNS(ctx); err != nil {
+	// The DNS addon's Deployment waits for nodes to be scheduled on.
+	if err := controlplane.InstallDNS(ctx, cs); err != nil {
 		return err
 	}
 	if err := b.upRest(ctx, say, pk, plan, cs); err != nil {
@@ -269,6 +262,10 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 		return err
 	}); err != nil {
 		return err
+	}
+	say("coredns", "waiting for cluster DNS (the coredns Deployment)")
+	if err := controlplane.WaitDNS(ctx, cs, 2*time.Minute); err != nil {
+		return b.withLogs(ctx, err, nodeNames(b.topo)...)
 	}
 	if !b.opts.Ephemeral {
 		// Handed over to the user: no longer an orphan when this process exits.

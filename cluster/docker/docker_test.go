@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,6 +85,7 @@ func TestDockerCluster(t *testing.T) {
 	t.Run("load balancer published on loopback only", func(t *testing.T) { dockerLoadBalancerPublishedOnLoopback(t, h) })
 	t.Run("images load puts a host image into every worker", func(t *testing.T) { dockerImagesLoadPutsAHost(t, h) })
 	t.Run("CoreDNS has least privilege", func(t *testing.T) { dockerCorednsHasLeastPrivilege(t, h) })
+	t.Run("kube-dns is served by the coredns Deployment's pods on the workers", func(t *testing.T) { dnsServedByPods(t, h.ctx, h.cs) })
 	t.Run("a spread Deployment answers on its ClusterIP and DNS name from every node", func(t *testing.T) { dockerASpreadDeploymentAnswersOn(t, h) })
 }
 
@@ -240,7 +242,7 @@ func dockerCorednsHasLeastPrivilege(t *testing.T, h dockerCluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: controlplane.CoreDNS.User}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + strings.Replace(controlplane.CoreDNS.ServiceAccount, "/", ":", 1)}
 	dns, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -398,5 +400,20 @@ func TestCapacityFlags(t *testing.T) {
 	_, err = capacityFlags([]cluster.NodeSpec{{Name: "big", Capacity: map[string]string{"cpu": "16", "nvidia.com/gpu": "1"}}}, 2, 8*gib)
 	if err == nil || !strings.Contains(err.Error(), "nodes big: capacity: cpu 16 is more than this machine's 2 CPUs") {
 		t.Errorf("a node bigger than the machine: got %v", err)
+	}
+}
+
+// dnsServedByPods checks the DNS addon as kubeadm makes it: kube-dns is
+// served by the coredns Deployment's pods, at pod IPs on the workers.
+func dnsServedByPods(t *testing.T, ctx context.Context, cs kubernetes.Interface) {
+	ips, err := controlplane.DNSServed(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cidr := netip.MustParsePrefix(controlplane.PodCIDR)
+	for _, ip := range ips {
+		if a, err := netip.ParseAddr(ip); err != nil || !cidr.Contains(a) {
+			t.Errorf("coredns pod IP %s is not in the pod CIDR %s", ip, controlplane.PodCIDR)
+		}
 	}
 }

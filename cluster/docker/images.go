@@ -38,6 +38,8 @@ const (
 	debianMirror  = "http://deb.debian.org/debian"
 	workloadPause = "kubelab/pause:3.10"
 	workloadHTTP  = "kubelab/http:dev"
+	// workloadDNS is controlplane.DNSImage, the DNS addon's pods.
+	workloadDNS = "kubelab/coredns:dev"
 )
 
 // Images are the image references a docker cluster runs.
@@ -51,8 +53,8 @@ type Images struct {
 
 // BuildImages makes every image the docker backend needs, skipping those
 // whose content hash label says they are up to date. bin is the kubelab
-// binary; pause and http binaries are expected next to it (hack/build.sh
-// builds all three).
+// binary; the pause, http and coredns binaries are expected next to it
+// (hack/build.sh builds all four).
 func BuildImages(ctx context.Context, cli *client.Client, bin string, progress func(string)) (Images, error) {
 	if progress == nil {
 		progress = func(string) {}
@@ -66,7 +68,7 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 
 	// Workload images FROM scratch, saved as tarballs for the node image.
 	tars := map[string][]byte{}
-	for _, w := range []struct{ ref, bin string }{{workloadPause, "kubelab-pause"}, {workloadHTTP, "kubelab-http"}} {
+	for _, w := range []struct{ ref, bin string }{{workloadPause, "kubelab-pause"}, {workloadHTTP, "kubelab-http"}, {workloadDNS, "kubelab-coredns"}} {
 		p := filepath.Join(dir, w.bin)
 		h, err := fileHash(p)
 		if err != nil {

@@ -51,22 +51,6 @@ evictionHard: {memory.available: "0%", nodefs.available: "0%", nodefs.inodesFree
 resolvConf: ""
 `
 
-// corefile serves cluster.local from the Kubernetes API (no upstream
-// resolvers: a lab cluster has no outside network).
-const corefile = `.:53 {
-    errors
-    health :8080
-    ready :8181
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-        kubeconfig /pki/coredns.kubeconfig
-        pods insecure
-        fallthrough in-addr.arpa ip6.arpa
-    }
-    cache 30
-    loadbalance
-}
-`
-
 // site is where the shared control-plane plan's components are in this
 // backend: files under /pki, members and apiservers by name on the lab
 // network, the upstream ports.
@@ -104,7 +88,7 @@ func (b *Backend) pki() (*pkiDir, error) {
 		return nil, err
 	}
 	site := b.site()
-	ids := []controlplane.Identity{controlplane.ControllerManager, controlplane.Scheduler, controlplane.KubeProxy, controlplane.CoreDNS}
+	ids := []controlplane.Identity{controlplane.ControllerManager, controlplane.Scheduler, controlplane.KubeProxy}
 	for _, n := range b.topo.Nodes {
 		ids = append(ids, controlplane.Node(n.Name))
 	}
@@ -117,9 +101,6 @@ func (b *Backend) pki() (*pkiDir, error) {
 		return nil, err
 	}
 	if err := controlplane.WriteSchedulerConfig(p.dir, b.topo, site); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(p.path("Corefile"), []byte(corefile), 0o644); err != nil {
 		return nil, err
 	}
 	// Everything in /pki is readable inside containers (they run as root).

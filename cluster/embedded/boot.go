@@ -12,6 +12,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
@@ -124,6 +125,11 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 	if err := controlplane.RBAC(ctx, cs, controlplane.Kwok); err != nil {
 		return err
 	}
+	// The DNS addon's Deployment waits for nodes to be scheduled on; kwok
+	// runs its pods as it runs every other.
+	if err := controlplane.InstallDNS(ctx, cs); err != nil {
+		return err
+	}
 	say("nodes", "registering %d node(s)", len(b.st.Topology.Nodes))
 	if err := registerNodes(ctx, cs, b.st.Topology.Nodes); err != nil {
 		return err
@@ -154,14 +160,24 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 		return err
 	}
 	say("cluster", EventControlPlaneReady)
+	return b.waitUsable(ctx, cs, byRole(cluster.RoleControllerManager)[0], say)
+}
+
+// waitUsable waits for what a lab's first step may need beyond the
+// control plane: the default ServiceAccount and cluster DNS.
+func (b *Backend) waitUsable(ctx context.Context, cs kubernetes.Interface, kcm *procSpec, say func(comp, format string, args ...any)) error {
 	// Pods cannot be created before the controller-manager has made the
 	// default ServiceAccount (it first mints a credential per controller,
 	// ~5 s): the cluster is not usable until then.
 	say("cluster", "waiting for the controller-manager to create the default ServiceAccount")
-	return b.waitOne(ctx, byRole(cluster.RoleControllerManager)[0], func(ctx context.Context, _ *procSpec) error {
+	if err := b.waitOne(ctx, kcm, func(ctx context.Context, _ *procSpec) error {
 		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err
-	})
+	}); err != nil {
+		return err
+	}
+	say("coredns", "waiting for cluster DNS (the coredns Deployment)")
+	return controlplane.WaitDNS(ctx, cs, time.Minute)
 }
 
 // waitAll polls check for every process until it passes, failing fast when

@@ -104,6 +104,11 @@ func TestHACluster(t *testing.T) {
 	h := haCluster{ctx: ctx, b: b, c: c, cs: cs, home: home}
 
 	t.Run("nodes are Ready", func(t *testing.T) { haNodesAreReady(t, h) })
+	t.Run("kube-dns is served by the coredns Deployment's pods", func(t *testing.T) {
+		if ips, err := controlplane.DNSServed(ctx, cs); err != nil || len(ips) != 1 {
+			t.Errorf("DNS addon: %v %v", ips, err)
+		}
+	})
 	t.Run("kwok has least privilege", func(t *testing.T) { haKwokHasLeastPrivilege(t, h) })
 	t.Run("deployment runs and its service has endpoints", func(t *testing.T) { haDeploymentRunsAndItsService(t, h) })
 	t.Run("killing the etcd leader elects a new one and writes succeed", func(t *testing.T) { haKillingTheEtcdLeaderElects(t, h) })

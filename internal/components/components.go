@@ -1,4 +1,4 @@
-// Package components links the real upstream Kubernetes, etcd, CoreDNS and kwok
+// Package components links the real upstream Kubernetes, etcd and kwok
 // programs into the kubelab binary and runs one of them by name, the way a
 // multi-call binary does. One is kubelab's own: ip-route, for the docker
 // control-plane containers, whose images hold nothing but this binary.
@@ -53,7 +53,6 @@ var mains = map[string]func() int{
 	"etcdctl":                 func() int { ctlv3.MustStart(); return 0 },
 	"etcdutl":                 runEtcdutl,
 	"kwok":                    runKwok,
-	"coredns":                 runCoreDNS,
 	"cri":                     runCRI,
 	"ip-route":                runIPRoute,
 }

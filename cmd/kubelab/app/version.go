@@ -1,9 +1,12 @@
 package app
 
 import (
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"text/tabwriter"
 
@@ -31,15 +34,20 @@ type ComponentVersion struct {
 }
 
 // componentModules are the modules whose versions are the components'.
-var componentModules = []struct{ name, module string }{
-	{"Kubernetes", "k8s.io/kubernetes"},
-	{"etcd", "go.etcd.io/etcd/server/v3"},
-	{"kwok", "sigs.k8s.io/kwok"},
-	{"CoreDNS", "github.com/coredns/coredns"},
+// A component with a binary is not linked into kubelab: its version is
+// read from that binary, next to kubelab (the image of the DNS addon's
+// pods).
+var componentModules = []struct{ name, module, binary string }{
+	{"Kubernetes", "k8s.io/kubernetes", ""},
+	{"etcd", "go.etcd.io/etcd/server/v3", ""},
+	{"kwok", "sigs.k8s.io/kwok", ""},
+	{"CoreDNS", "github.com/coredns/coredns", "kubelab-coredns"},
 }
 
-// versionOf reads a Version from build information (nil: unknown).
-func versionOf(bi *debug.BuildInfo) Version {
+// versionOf reads a Version from build information (nil: unknown) and
+// that of the binaries next to kubelab (by name; nil or missing: not
+// built).
+func versionOf(bi *debug.BuildInfo, binaries map[string]*debug.BuildInfo) Version {
 	v := Version{Kubelab: "(unknown)", Go: "(unknown)"}
 	if bi == nil {
 		return v
@@ -56,17 +64,16 @@ func versionOf(bi *debug.BuildInfo) Version {
 			v.Modified = s.Value == "true"
 		}
 	}
-	deps := map[string]string{}
-	for _, d := range bi.Deps {
-		ver := d.Version
-		if d.Replace != nil && d.Replace.Version != "" {
-			ver = d.Replace.Version
-		}
-		deps[d.Path] = ver
-	}
 	for _, c := range componentModules {
-		ver := deps[c.module]
-		if ver == "" {
+		ver := depVersion(bi, c.module)
+		if c.binary != "" {
+			ver = depVersion(binaries[c.binary], c.module)
+		}
+		switch {
+		case ver != "":
+		case c.binary != "":
+			ver = "(" + c.binary + " not built)"
+		default:
 			ver = "(not linked)"
 		}
 		v.Components = append(v.Components, ComponentVersion{Name: c.name, Module: c.module, Version: ver})
@@ -74,9 +81,35 @@ func versionOf(bi *debug.BuildInfo) Version {
 	return v
 }
 
+// depVersion is the version of module in bi ("" when absent).
+func depVersion(bi *debug.BuildInfo, module string) string {
+	if bi == nil {
+		return ""
+	}
+	for _, d := range bi.Deps {
+		if d.Path == module {
+			if d.Replace != nil && d.Replace.Version != "" {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return ""
+}
+
 func buildVersion() Version {
 	bi, _ := debug.ReadBuildInfo()
-	return versionOf(bi)
+	binaries := map[string]*debug.BuildInfo{}
+	if self, err := os.Executable(); err == nil {
+		for _, c := range componentModules {
+			if c.binary != "" {
+				if info, err := buildinfo.ReadFile(filepath.Join(filepath.Dir(self), c.binary)); err == nil {
+					binaries[c.binary] = info
+				}
+			}
+		}
+	}
+	return versionOf(bi, binaries)
 }
 
 // Line is the one-line version: "kubelab VERSION (commit C)".

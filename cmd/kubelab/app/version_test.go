@@ -17,7 +17,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 			{Path: "sigs.k8s.io/kwok", Version: "v0.8.0"},
 		},
 	}
-	v := versionOf(bi)
+	v := versionOf(bi, nil)
 	if got, want := v.Line(), "kubelab v0.3.0 (commit 0123456789ab, modified)"; got != want {
 		t.Errorf("line %q, want %q", got, want)
 	}
@@ -25,9 +25,19 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	if err := v.write(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Kubernetes:  v1.37.2", "etcd:        v3.7.0", "kwok:        v0.8.0", "CoreDNS:     (not linked)", "commit:      0123456789abcdef0123 (modified)"} {
+	for _, want := range []string{"Kubernetes:  v1.37.2", "etcd:        v3.7.0", "kwok:        v0.8.0", "CoreDNS:     (kubelab-coredns not built)", "commit:      0123456789abcdef0123 (modified)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("version lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestVersionReadsCoreDNSFromItsBinary(t *testing.T) {
+	dns := &debug.BuildInfo{Deps: []*debug.Module{{Path: "github.com/coredns/coredns", Version: "v1.14.0"}}}
+	v := versionOf(&debug.BuildInfo{GoVersion: "go1.26.0"}, map[string]*debug.BuildInfo{"kubelab-coredns": dns})
+	for _, c := range v.Components {
+		if c.Name == "CoreDNS" && c.Version != "v1.14.0" {
+			t.Errorf("CoreDNS %q, want v1.14.0 from kubelab-coredns", c.Version)
 		}
 	}
 }
