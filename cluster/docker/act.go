@@ -94,7 +94,7 @@ func (b *Backend) Act(ctx context.Context, name string, a cluster.Action) error 
 	case cluster.Partition:
 		err = b.Partition(ctx, name)
 	case cluster.Heal:
-		if err = b.Heal(ctx, name); err == nil && c.role == string(cluster.RoleNode) {
+		if err = b.Heal(ctx, name); err == nil && (c.role == string(cluster.RoleNode) || c.role == string(cluster.RoleAPIServer)) {
 			go func() {
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 				defer cancel()
