@@ -139,7 +139,7 @@ exercises.
 		newImagesCommand(g),
 		newDrillCommand(g),
 		newGradeCommand(g), newExerciseCommand(g), newCheckCommand(g), newSolveCommand(g),
-		newVersionCommand(g), newGetCommand(g), newBenchCommand(g), newReportCommand(g),
+		newVersionCommand(g), newGetCommand(g), newBenchCommand(g), newReportCommand(g), newSchemaCommand(g),
 		newClientCommand(g, "kubectl", "Run kubectl against the cluster (--name); arguments after kubectl are kubectl's"),
 		newClientCommand(g, "etcdctl", "Run etcdctl against the cluster's etcd members (--name); arguments after etcdctl are etcdctl's"),
 	)
