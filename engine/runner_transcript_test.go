@@ -96,7 +96,8 @@ func (s *transcriptScript) fail(t *testing.T, d *datadriven.TestData) string {
 func (s *transcriptScript) run(t *testing.T, d *datadriven.TestData) string {
 	lab, err := LoadBytes("lab.yaml", []byte(d.Input))
 	if err != nil {
-		return fmt.Sprintf("load: %v", err)
+		// The loader has tests of its own: a transcript is of a lab that runs.
+		d.Fatalf(t, "load: %v", err)
 	}
 	log := &transcript{}
 	var be *fakeBackend
