@@ -133,6 +133,24 @@ func TestExplainReportsLookupErrors(t *testing.T) {
 	}
 }
 
+// An expression that is a single call or member access is explained by
+// what it is made of: its value alone (false) says nothing.
+func TestExplainsARootCallByItsOperands(t *testing.T) {
+	v := fakeView{rs: []ReplicaSet{{Name: "web-1", Ready: 0}}}
+	for src, want := range map[string]string{
+		`all(replicasets("app=web"), .ready > 0)`: `replicasets("app=web") = [{"available":0,"name":"web-1","ready":0,"replicas":0,"revision":0}]`,
+		`raft.hasLeader`: `raft = {"hasLeader":false,"quorum":false,"reachable":0,"term":0}`,
+	} {
+		c, err := Compile(src, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(String(Explain(context.Background(), c, v, nil))); got != want {
+			t.Errorf("Explain(%s) =\n%s\nwant\n%s", src, got, want)
+		}
+	}
+}
+
 // fakeView answers ReplicaSets with rs and Raft with an empty table (with
 // the given errors), and panics on Raft when asked to.
 type fakeView struct {

@@ -104,11 +104,17 @@ func Explain(ctx context.Context, c *Compiled, v View, bindings map[string]any) 
 		case *ast.UnaryNode:
 			walk(x.Node, depth+1)
 			return
-		case *ast.ConstantNode, *ast.IntegerNode, *ast.FloatNode, *ast.StringNode, *ast.BoolNode, *ast.NilNode:
+		case *ast.ConstantNode, *ast.IntegerNode, *ast.FloatNode, *ast.StringNode, *ast.BoolNode, *ast.NilNode, *ast.PredicateNode:
 			return
 		}
 		if n != root {
 			subs = append(subs, n)
+			return
+		}
+		// The root's own value is known (false): explain what it was
+		// made of instead, e.g. pod("web") in pod("web").ready.
+		for _, o := range operands(n) {
+			walk(o, depth+1)
 		}
 	}
 	walk(root, 0)
@@ -136,6 +142,22 @@ func Explain(ctx context.Context, c *Compiled, v View, bindings map[string]any) 
 		out = append(out, Observation{Expr: src, Value: val})
 	}
 	return out
+}
+
+// operands are the sub-expressions a call or member access is made of:
+// the object of a member access, the arguments of a call.
+func operands(n ast.Node) []ast.Node {
+	switch x := n.(type) {
+	case *ast.MemberNode:
+		return []ast.Node{x.Node}
+	case *ast.CallNode:
+		return x.Arguments
+	case *ast.BuiltinNode:
+		return x.Arguments
+	case *ast.ChainNode:
+		return operands(x.Node)
+	}
+	return nil
 }
 
 // observe runs one sub-expression of an explanation and formats its value

@@ -1,14 +1,13 @@
 package engine
 
 import (
-	"maps"
-	"sync"
-
 	"context"
 	"errors"
-	"kubelab.dev/kubelab/assertions"
+	"maps"
+	"sync"
 	"time"
 
+	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
 )

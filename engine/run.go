@@ -31,6 +31,36 @@ type Runner struct {
 	KeepOnFailure bool
 	// Log receives debug logs (may be nil).
 	Log *slog.Logger
+
+	// observe watches a lab's booted cluster; nil is assertions.NewLive.
+	// Unit tests of the runner set a fake, to run labs without a cluster.
+	observe func(ctx context.Context, c *cluster.Cluster, start time.Time) (observer, error)
+}
+
+// observer is what a lab run reads of its cluster: the view expressions
+// are evaluated against, the changes the timeline records, and the
+// scheduling decisions its expressions asked about.
+type observer interface {
+	ops.View
+	// OnChange registers a handler for every change of a watched object
+	// (see assertions.Live.OnChange).
+	OnChange(f func(kind string, old, new any))
+	// AskedScheduling is the scheduler's last decision about every pod
+	// scheduling() was asked about.
+	AskedScheduling() []assertions.Scheduling
+	// Close stops watching.
+	Close()
+}
+
+var _ observer = (*assertions.Live)(nil)
+
+// newObserver starts observing c: informers against its apiserver, unless
+// the runner was given another observer.
+func (r *Runner) newObserver(ctx context.Context, c *cluster.Cluster, start time.Time) (observer, error) {
+	if r.observe != nil {
+		return r.observe(ctx, c, start)
+	}
+	return assertions.NewLive(ctx, c, start)
 }
 
 // Progress is one line of live progress.
@@ -120,7 +150,7 @@ type run struct {
 	r        *Runner
 	lab      *Lab
 	c        *cluster.Cluster
-	live     *assertions.Live
+	live     observer
 	bindings map[string]any
 	tl       *timeline
 	start    time.Time
@@ -180,7 +210,7 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	}
 	x.progress("", "cluster up in %s", res.BootDuration.Round(10*time.Millisecond))
 	x.start = time.Now()
-	live, err := assertions.NewLive(ctx, c, x.start)
+	live, err := r.newObserver(ctx, c, x.start)
 	if err != nil {
 		res.Status, res.Error = Errored, fmt.Sprintf("watch cluster: %v", err)
 		return res, nil

@@ -16,7 +16,7 @@ type DeploymentTrace struct {
 }
 
 // traces reads the trace of every Deployment the timeline saw created.
-func traces(ctx context.Context, live *assertions.Live, tl []TimelineEvent) []DeploymentTrace {
+func traces(ctx context.Context, live assertions.View, tl []TimelineEvent) []DeploymentTrace {
 	var out []DeploymentTrace
 	for _, e := range tl {
 		ref, ok := strings.CutPrefix(e.Subject, "Deployment ")

@@ -1,5 +1,10 @@
 // Package golden compares test output with golden files, which
 // `go test -rewrite` writes anew.
+//
+// The -rewrite flag is the one github.com/cockroachdb/datadriven
+// registers, so golden files and datadriven transcripts can be checked by
+// the same test binary and are rewritten by the same flag (registering it
+// twice would panic).
 package golden
 
 import (
@@ -7,15 +12,30 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	// Registers -rewrite before this package reads it.
+	_ "github.com/cockroachdb/datadriven"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite golden files")
+// rewriting reports whether the test binary runs with -rewrite.
+func rewriting() bool {
+	f := flag.Lookup("rewrite")
+	if f == nil {
+		return false
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	on, _ := g.Get().(bool)
+	return on
+}
 
 // Check compares got with the golden file at path (rewriting it
 // with -rewrite).
 func Check(t testing.TB, path, got string) {
 	t.Helper()
-	if *rewrite {
+	if rewriting() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
