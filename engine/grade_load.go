@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // LoadExercise reads and checks an exercise: path is an exercise file or
@@ -92,9 +94,13 @@ func (c *checker) exercise(ex *Exercise) {
 	c.contract(&s.Submission)
 	c.checks(s.Checks)
 	eachExerciseOp(ex, func(op *Operation, path string) {
-		if r := op.Record; r != nil && identifierRE.MatchString(r.Name) && !c.reserved[r.Name] {
-			if _, dup := c.recorded[r.Name]; !dup {
-				c.recorded[r.Name] = c.at(path + ".record.name")
+		b, ok := op.op().(ops.Binder)
+		if !ok {
+			return
+		}
+		if name, field := b.Binding(); identifierRE.MatchString(name) && !c.reserved[name] {
+			if _, dup := c.recorded[name]; !dup {
+				c.recorded[name] = c.at(joinPath(path+"."+op.Kind(), field))
 			}
 		}
 	})
