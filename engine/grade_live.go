@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -18,9 +17,6 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
-
-	"kubelab.dev/kubelab/assertions"
-	"kubelab.dev/kubelab/cluster"
 )
 
 // The live exercise loop: an exercise's cluster stays up after its setup
@@ -38,41 +34,6 @@ const (
 	// exercise's name and the protected objects' uids after setup.
 	SetupConfigMap = "kubelab-exercise"
 )
-
-// Attach opens a session on a cluster that is already up (be), without
-// booting it: what `kubelab check` and `kubelab solve` run on. Closing the
-// session with keep leaves the cluster as it is.
-func (r *Runner) Attach(ctx context.Context, name string, be cluster.Backend) (*Session, error) {
-	x := r.newRun(name, be)
-	return x.session(ctx, name, be)
-}
-
-// newRun is the run of a session named name on be.
-func (r *Runner) newRun(name string, be cluster.Backend) *run {
-	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
-	lab := &Lab{Metadata: Metadata{Name: name}}
-	return &run{r: r, lab: lab, c: cluster.New(be, r.logger()), bindings: map[string]any{}, res: res, bg: &background{}}
-}
-
-// session starts watching the cluster of x and returns the session.
-func (x *run) session(ctx context.Context, name string, be cluster.Backend) (*Session, error) {
-	x.start = time.Now()
-	live, err := assertions.NewLive(ctx, x.c, x.start)
-	if err != nil {
-		x.c.Close()
-		return nil, fmt.Errorf("session %s: watch cluster: %w", name, err)
-	}
-	x.live = live
-	x.tl = newTimeline(x.start)
-	s := &Session{x: x, be: be, topo: be.Topology(), types: map[string]reflect.Type{}}
-	s.stop = x.tl.watch(ctx, x.c, live)
-	return s, nil
-}
-
-// Changed receives a value after any object the session watches changed
-// (pods, nodes, endpoints, leases, events...): `kubelab check --watch`
-// re-evaluates on it.
-func (s *Session) Changed() <-chan struct{} { return s.x.live.Changed() }
 
 // useExercise makes the exercise's recorded names known to expressions.
 func (s *Session) useExercise(ex *Exercise) {

@@ -2,15 +2,11 @@ package engine
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
-
-	"gopkg.in/yaml.v3"
-
-	"kubelab.dev/kubelab/engine/ops"
 )
 
 // LoadExercise reads and checks an exercise: path is an exercise file or
@@ -38,38 +34,16 @@ func LoadExercise(path string) (*Exercise, error) {
 // topology's defaults, the contract's namespaces ([default]) and
 // maxObjects (20), every operation's timeout.
 func LoadExerciseBytes(path string, data []byte) (*Exercise, error) {
-	probs := &Problems{}
-	root := parseExercise(path, data, probs)
-	if root == nil {
-		return nil, probs.orNil()
-	}
 	ex := &Exercise{file: path}
-	d := newDecoder(path, probs)
-	d.decode(root, reflect.ValueOf(ex).Elem(), "")
-	if d.budget >= 0 {
-		c := newChecker(d, filepath.Dir(path), data)
-		c.exercise(ex)
+	doc, err := DecodeDocument(path, data, KindExercise, ex)
+	if doc == nil {
+		return nil, err
 	}
-	if err := probs.orNil(); err != nil {
+	doc.c.exercise(ex)
+	if err := doc.Err(); err != nil {
 		return nil, err
 	}
 	return ex, nil
-}
-
-// parseExercise is parse with messages that speak of an exercise.
-func parseExercise(path string, data []byte, probs *Problems) *yaml.Node {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err == nil {
-		switch {
-		case len(doc.Content) == 0 || isNull(doc.Content[0]):
-			probs.add(path, Pos{Line: 1, Column: 1}, "", "empty file: want an exercise (apiVersion: %s, kind: %s)", APIVersion, KindExercise)
-			return nil
-		case doc.Content[0].Kind != yaml.MappingNode:
-			probs.add(path, nodePos(doc.Content[0]), "", "wrong type: want an exercise (a mapping), found %s", describeNode(doc.Content[0]))
-			return nil
-		}
-	}
-	return parse(path, data, probs)
 }
 
 // exercise checks a decoded exercise beyond its shape and fills defaults.
@@ -93,18 +67,7 @@ func (c *checker) exercise(ex *Exercise) {
 	}
 	c.contract(&s.Submission)
 	c.checks(s.Checks)
-	eachExerciseOp(ex, func(op *Operation, path string) {
-		b, ok := op.op().(ops.Binder)
-		if !ok {
-			return
-		}
-		if name, field := b.Binding(); identifierRE.MatchString(name) && !c.reserved[name] {
-			if _, dup := c.recorded[name]; !dup {
-				c.recorded[name] = c.at(joinPath(path+"."+op.Kind(), field))
-			}
-		}
-	})
-	eachExerciseOp(ex, c.operation)
+	c.operations(exerciseOps(ex))
 	ex.bindings = c.bindings
 	total := ex.MaxScore()
 	if len(s.Checks) > 0 && total == 0 {
@@ -173,19 +136,27 @@ func (c *checker) protect(ex *Exercise) {
 	}
 }
 
-// eachExerciseOp calls fn for every operation in the order they run:
-// setup, then each check's try and finally.
-func eachExerciseOp(ex *Exercise, fn func(op *Operation, path string)) {
-	for i := range ex.Spec.Setup {
-		fn(&ex.Spec.Setup[i], fmt.Sprintf("spec.setup[%d]", i))
-	}
-	for i := range ex.Spec.Checks {
-		ch := &ex.Spec.Checks[i]
-		for j := range ch.Try {
-			fn(&ch.Try[j], fmt.Sprintf("spec.checks[%d].try[%d]", i, j))
+// exerciseOps yields every operation with its path, in the order they
+// run: setup, then each check's try and finally.
+func exerciseOps(ex *Exercise) iter.Seq2[string, *Operation] {
+	return func(yield func(string, *Operation) bool) {
+		for i := range ex.Spec.Setup {
+			if !yield(fmt.Sprintf("spec.setup[%d]", i), &ex.Spec.Setup[i]) {
+				return
+			}
 		}
-		for j := range ch.Finally {
-			fn(&ch.Finally[j], fmt.Sprintf("spec.checks[%d].finally[%d]", i, j))
+		for i := range ex.Spec.Checks {
+			ch := &ex.Spec.Checks[i]
+			for j := range ch.Try {
+				if !yield(fmt.Sprintf("spec.checks[%d].try[%d]", i, j), &ch.Try[j]) {
+					return
+				}
+			}
+			for j := range ch.Finally {
+				if !yield(fmt.Sprintf("spec.checks[%d].finally[%d]", i, j), &ch.Finally[j]) {
+					return
+				}
+			}
 		}
 	}
 }

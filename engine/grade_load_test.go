@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kubelab.dev/kubelab/internal/loadertest"
 )
 
 func TestLoadExerciseValid(t *testing.T) {
@@ -20,11 +22,11 @@ func TestLoadExerciseValid(t *testing.T) {
 			t.Errorf("LoadExercise(%s):\n%v", f, err)
 			continue
 		}
-		eachExerciseOp(ex, func(op *Operation, path string) {
+		for path, op := range exerciseOps(ex) {
 			if op.Pos().Line == 0 || op.Timeout.Duration <= 0 {
 				t.Errorf("%s: %s has no position or timeout", f, path)
 			}
-		})
+		}
 	}
 }
 
@@ -98,7 +100,7 @@ func TestLoadExerciseInvalid(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
-			wants := readWants(t, f)
+			wants := loadertest.Wants(t, f)
 			if len(wants) == 0 {
 				t.Fatalf("%s has no # want: lines", f)
 			}
@@ -107,19 +109,7 @@ func TestLoadExerciseInvalid(t *testing.T) {
 			if !errors.As(err, &ps) {
 				t.Fatalf("LoadExercise = %v, %v; want *Problems", ex, err)
 			}
-			for i := range max(len(wants), len(ps.List)) {
-				switch {
-				case i >= len(ps.List):
-					t.Errorf("missing problem %s:%d:%d: %s", wants[i].file, wants[i].line, wants[i].col, wants[i].text)
-				case i >= len(wants):
-					t.Errorf("unexpected problem %s", ps.List[i].Error())
-				default:
-					p, w := ps.List[i], wants[i]
-					if p.File != w.file || p.Line != w.line || p.Column != w.col || !strings.Contains(p.Error(), w.text) {
-						t.Errorf("problem %d:\n got %s\nwant %s:%d:%d: ...%s...", i, p.Error(), w.file, w.line, w.col, w.text)
-					}
-				}
-			}
+			loadertest.CheckProblems(t, wants, ps.List)
 		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"kubelab.dev/kubelab/internal/junit"
 )
 
 // WriteGradeSummary prints a grade for people: what was refused and
@@ -124,13 +126,13 @@ func (c CheckResult) MarshalJSON() ([]byte, error) {
 // junitGradeCase is a testcase with properties (points), which the lab
 // report's testcases do not carry.
 type junitGradeCase struct {
-	Name       string          `xml:"name,attr"`
-	Classname  string          `xml:"classname,attr"`
-	Time       float64         `xml:"time,attr"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Failure    *junitFailure   `xml:"failure,omitempty"`
-	Error      *junitFailure   `xml:"error,omitempty"`
-	SystemOut  string          `xml:"system-out,omitempty"`
+	Name       string           `xml:"name,attr"`
+	Classname  string           `xml:"classname,attr"`
+	Time       float64          `xml:"time,attr"`
+	Properties []junit.Property `xml:"properties>property,omitempty"`
+	Failure    *junit.Failure   `xml:"failure,omitempty"`
+	Error      *junit.Failure   `xml:"error,omitempty"`
+	SystemOut  string           `xml:"system-out,omitempty"`
 }
 
 type junitGradeSuite struct {
@@ -140,7 +142,7 @@ type junitGradeSuite struct {
 	Errors     int              `xml:"errors,attr"`
 	Time       float64          `xml:"time,attr"`
 	Timestamp  string           `xml:"timestamp,attr"`
-	Properties []junitProperty  `xml:"properties>property,omitempty"`
+	Properties []junit.Property `xml:"properties>property,omitempty"`
 	Cases      []junitGradeCase `xml:"testcase"`
 	SystemOut  string           `xml:"system-out,omitempty"`
 	SystemErr  string           `xml:"system-err,omitempty"`
@@ -169,7 +171,7 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 			name += "/" + g.Learner
 		}
 		s := junitGradeSuite{Name: name, Time: g.Duration.Seconds(), Timestamp: g.Started.UTC().Format(time.RFC3339)}
-		s.Properties = []junitProperty{
+		s.Properties = []junit.Property{
 			{Name: "exercise", Value: g.Exercise}, {Name: "learner", Value: g.Learner}, {Name: "submission", Value: g.Submission},
 			{Name: "score", Value: strconv.Itoa(g.Score)}, {Name: "max", Value: strconv.Itoa(g.Max)},
 			{Name: "passingScore", Value: strconv.Itoa(g.PassingScore)}, {Name: "passed", Value: strconv.FormatBool(g.Passed)},
@@ -177,7 +179,7 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 		}
 		var errs strings.Builder
 		for _, r := range g.Refused {
-			s.Properties = append(s.Properties, junitProperty{Name: "refused", Value: r.Error()})
+			s.Properties = append(s.Properties, junit.Property{Name: "refused", Value: r.Error()})
 			fmt.Fprintf(&errs, "%s\n", r.Error())
 		}
 		for _, o := range g.Objects {
@@ -195,7 +197,7 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 		}
 		s.SystemOut = tl.String()
 		for _, c := range g.Checks {
-			tc := junitGradeCase{Name: c.Name, Classname: name, Time: c.Duration.Seconds(), Properties: []junitProperty{
+			tc := junitGradeCase{Name: c.Name, Classname: name, Time: c.Duration.Seconds(), Properties: []junit.Property{
 				{Name: "points", Value: strconv.Itoa(c.Points)}, {Name: "earned", Value: strconv.Itoa(c.Earned)},
 			}}
 			var out strings.Builder
@@ -206,14 +208,14 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 			switch {
 			case c.Status == Passed:
 			case g.Status == GradeError:
-				tc.Error = &junitFailure{Message: firstLine(c.Error), Type: "NotGraded", Body: c.Error}
+				tc.Error = &junit.Failure{Message: firstLine(c.Error), Type: "NotGraded", Body: c.Error}
 				s.Errors++
 			default:
 				msg := firstLine(c.Error)
 				if c.Expected != "" {
 					msg = "expected " + firstLine(c.Expected)
 				}
-				tc.Failure = &junitFailure{Message: msg, Type: "CheckFailed", Body: checkDetails(c)}
+				tc.Failure = &junit.Failure{Message: msg, Type: "CheckFailed", Body: checkDetails(c)}
 				s.Failures++
 			}
 			s.Cases = append(s.Cases, tc)
@@ -225,7 +227,7 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 		all.Errors += s.Errors
 		all.Time += s.Time
 	}
-	return encodeJUnit(w, all)
+	return junit.Encode(w, all)
 }
 
 // checkDetails is a failed check's expected, observed, hint and error.

@@ -29,7 +29,7 @@ func (g *Grade) Result() *Result {
 	res := &Result{
 		Lab: g.Exercise, Title: g.Title, File: g.Submission, Status: Failed, Error: g.Error,
 		Started: g.Started, Duration: g.Duration, BootDuration: g.BootDuration,
-		Timeline: g.Timeline, Recovery: recoveries(g.Timeline), Kubeconfig: g.Kubeconfig,
+		Timeline: g.Timeline, Recovery: Recoveries(g.Timeline), Kubeconfig: g.Kubeconfig,
 		Score: &GradeScore{Score: g.Score, Max: g.Max, PassingScore: g.PassingScore, Passed: g.Passed},
 	}
 	if g.Learner != "" {

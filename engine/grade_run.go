@@ -434,7 +434,7 @@ func (s *Session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit
 
 // describeFailure says what a failed operation wanted and what it saw.
 func (s *Session) describeFailure(op *Operation, or OpResult) (expected, observed string) {
-	within := opTimeout(op).String()
+	within := op.TimeLimit().String()
 	switch {
 	case op.Wait != nil:
 		expected = fmt.Sprintf("`%s` to hold within %s", op.Wait.Expr, within)
@@ -451,7 +451,7 @@ func (s *Session) describeFailure(op *Operation, or OpResult) (expected, observe
 	case op.Script != nil:
 		expected = commandExpectation(op.Script.Command, op.Script.ExpectError, op.Script.ExpectOutput)
 	default:
-		expected = summarize(op) + " to succeed"
+		expected = op.Summary() + " to succeed"
 	}
 	if op.Description != "" && !strings.HasPrefix(expected, op.Description) {
 		expected = op.Description + ": " + expected

@@ -10,6 +10,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 	"gopkg.in/yaml.v3"
+	"kubelab.dev/kubelab/internal/loadertest"
 )
 
 // exerciseSchemaFile is the committed JSON Schema of exercise files,
@@ -19,7 +20,7 @@ const exerciseSchemaFile = "../schema/exercise.v1alpha1.json"
 // generateExerciseSchema reflects the JSON Schema of exercise files from
 // the Go types, with their doc comments as descriptions.
 func generateExerciseSchema() ([]byte, error) {
-	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: schemaMapper}
+	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: loadertest.Mapper}
 	if err := r.AddGoComments("kubelab.dev/kubelab/engine", ".", jsonschema.WithFullComment()); err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func TestExerciseSchemaSanity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var root schemaDoc
+	var root loadertest.Schema
 	if err := json.Unmarshal(data, &root); err != nil {
 		t.Fatalf("%s is not valid JSON: %v", exerciseSchemaFile, err)
 	}
@@ -101,6 +102,6 @@ func TestExerciseSchemaSanity(t *testing.T) {
 		if err := yaml.Unmarshal(src, &doc); err != nil {
 			t.Fatal(err)
 		}
-		conform(t, f, &root, &root, doc.Content[0])
+		loadertest.Conform(t, f, &root, &root, doc.Content[0])
 	}
 }

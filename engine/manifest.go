@@ -17,6 +17,19 @@ import (
 // maxManifestSize bounds a manifest file.
 const maxManifestSize = 8 << 20
 
+// ParseManifest parses the Kubernetes objects of a manifest file (several
+// YAML documents allowed) with the checks a lab's manifest files get:
+// every document a mapping with apiVersion, kind and metadata.name. file
+// names the file in the objects and in the problems, which are positioned
+// in data and in the order found; a file of comments only is the problem
+// "no objects: ...".
+func ParseManifest(file string, data []byte) ([]Object, []Problem) {
+	probs := &Problems{}
+	c := newChecker(newDecoder(file, probs), filepath.Dir(file), data)
+	objs := c.parseObjects(data, "", file, func(line, col int) Pos { return Pos{Line: line, Column: col} })
+	return objs, probs.List
+}
+
 // objects parses the objects given by exactly one of file and manifest.
 func (c *checker) objects(file, manifest, path string) []Object {
 	switch {

@@ -195,7 +195,7 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	res.Timeline = x.tl.events()
 	res.Traces = traces(ctx, live, res.Timeline)
 	res.Scheduling = live.AskedScheduling()
-	res.Recovery = recoveries(res.Timeline)
+	res.Recovery = Recoveries(res.Timeline)
 	res.Duration = time.Since(res.Started)
 	keep = res.Status != Passed && r.KeepOnFailure
 	return res, nil
@@ -266,8 +266,8 @@ func (x *run) runStep(ctx context.Context, st *Step) StepResult {
 
 func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
 	kind := op.Kind()
-	or := OpResult{Kind: kind, Line: op.Pos().Line, Summary: summarize(op), Status: Passed}
-	ctx, cancel := context.WithTimeout(ctx, opTimeout(op))
+	or := OpResult{Kind: kind, Line: op.Pos().Line, Summary: op.Summary(), Status: Passed}
+	ctx, cancel := context.WithTimeout(ctx, op.TimeLimit())
 	defer cancel()
 	start := time.Now()
 	x.progress(step, "%s", or.Summary)
@@ -283,16 +283,17 @@ func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
 	return or
 }
 
-// opTimeout is the operation's own timeout, or its kind's default plus the
-// duration it is asked to spend (sleep, assert within, error for).
-func opTimeout(op *Operation) time.Duration {
-	if d := op.Timeout.Duration; d > 0 {
+// TimeLimit is how long the operation may run: its own timeout, or its
+// kind's default plus the duration it is asked to spend (sleep, assert
+// within, error for).
+func (o *Operation) TimeLimit() time.Duration {
+	if d := o.Timeout.Duration; d > 0 {
 		return d
 	}
-	if o := op.op(); o != nil {
-		return o.DefaultTimeout() + op.ownDuration()
+	if k := o.op(); k != nil {
+		return k.DefaultTimeout() + o.ownDuration()
 	}
-	return DefaultTimeout(op.Kind())
+	return DefaultTimeout(o.Kind())
 }
 
 func (x *run) progress(step, format string, args ...any) {
