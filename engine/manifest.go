@@ -14,8 +14,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxManifestSize bounds a manifest file.
-const maxManifestSize = 8 << 20
+// MaxManifestSize bounds a manifest file, in bytes: a lab's, or one of a
+// graded submission's.
+const MaxManifestSize = 8 << 20
 
 // ParseManifest parses the Kubernetes objects of a manifest file (several
 // YAML documents allowed) with the checks a lab's manifest files get:
@@ -61,8 +62,8 @@ func (c *checker) manifestFile(name, path string) []Object {
 		c.errorAt(path, "file %q: %v", name, err)
 	case !info.Mode().IsRegular():
 		c.errorAt(path, "file %q is not a regular file", name)
-	case info.Size() > maxManifestSize:
-		c.errorAt(path, "file %q is too large: %d bytes, want at most %d", name, info.Size(), maxManifestSize)
+	case info.Size() > MaxManifestSize:
+		c.errorAt(path, "file %q is too large: %d bytes, want at most %d", name, info.Size(), MaxManifestSize)
 	default:
 		data, err := os.ReadFile(full)
 		if err != nil {

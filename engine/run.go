@@ -78,10 +78,25 @@ type Result struct {
 	Scheduling []assertions.Scheduling `json:"scheduling,omitempty"`
 	Recovery   []Recovery              `json:"recovery,omitempty"`
 	// Score is set when the result is a graded submission's (see
-	// Grade.Result): the points and what was not applied.
+	// grade.Grade.Result): the points and what was not applied.
 	Score *GradeScore `json:"score,omitempty"`
 	// Kubeconfig of a cluster kept after failure.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+}
+
+// GradeScore is the score line of a graded submission in a lab report
+// (package grade draws a grade as a Result).
+type GradeScore struct {
+	// Score is the points earned; Max the points of every check.
+	Score int `json:"score"`
+	Max   int `json:"max"`
+	// PassingScore is the score needed to pass.
+	PassingScore int `json:"passingScore"`
+	// Passed says whether Score reached PassingScore.
+	Passed bool `json:"passed"`
+	// NotApplied lists the submission's objects that never reached the
+	// cluster: refused by the contract or rejected by the API server.
+	NotApplied []string `json:"notApplied,omitempty"`
 }
 
 // Passed reports whether the lab passed.

@@ -1,4 +1,4 @@
-package engine
+package grade
 
 import (
 	"encoding/csv"
@@ -11,13 +11,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/junit"
 )
 
-// WriteGradeSummary prints a grade for people: what was refused and
+// WriteSummary prints a grade for people: what was refused and
 // applied, each check with its points, and for failed checks what was
 // expected, what was observed and the hint; then the score.
-func WriteGradeSummary(w io.Writer, g *Grade) {
+func WriteSummary(w io.Writer, g *Grade) {
 	who := ""
 	if g.Learner != "" {
 		who = " (learner " + g.Learner + ")"
@@ -48,22 +49,22 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 		fmt.Fprintf(w, "\nIgnored (not manifests): %s\n", strings.Join(g.Ignored, ", "))
 	}
 	switch g.Status {
-	case GradeError:
+	case StatusError:
 		fmt.Fprintf(w, "\nCould not grade: %s\n", indent(g.Error, "   "))
-	case GradeRefused:
+	case StatusRefused:
 		fmt.Fprintf(w, "\nScore 0: %s\n", indent(g.Error, "   "))
 	}
 	fmt.Fprintf(w, "\nChecks:\n")
 	for _, c := range g.Checks {
 		mark := "✔"
 		switch c.Status {
-		case Skipped:
+		case engine.Skipped:
 			mark = "–"
-		case Failed:
+		case engine.Failed:
 			mark = "✘"
 		}
 		fmt.Fprintf(w, "   %s %2d/%-2d %s\n", mark, c.Earned, c.Points, c.Name)
-		if c.Status == Passed {
+		if c.Status == engine.Passed {
 			continue
 		}
 		if c.Error == SkippedDestructive {
@@ -84,10 +85,13 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 	fmt.Fprintf(w, "\nScore: %d/%d, %s (passing score %d)\n", g.Score, g.Max, verdict(g), g.PassingScore)
 }
 
+// indent puts pad after every line break of s.
+func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }
+
 // verdict is PASSED, FAILED or ERROR.
 func verdict(g *Grade) string {
 	switch {
-	case g.Status == GradeError:
+	case g.Status == StatusError:
 		return "ERROR"
 	case g.Passed:
 		return "PASSED"
@@ -95,10 +99,10 @@ func verdict(g *Grade) string {
 	return "FAILED"
 }
 
-// WriteGradeJSON writes a grade as JSON: score, max, passing score,
+// WriteJSON writes a grade as JSON: score, max, passing score,
 // refusals, applied objects, checks (expected and observed values,
 // operations) and timeline. Durations are in seconds.
-func WriteGradeJSON(w io.Writer, g *Grade) error {
+func WriteJSON(w io.Writer, g *Grade) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(g)
@@ -158,12 +162,12 @@ type junitGradeSuites struct {
 	Suites   []junitGradeSuite `xml:"testsuite"`
 }
 
-// WriteGradeJUnit writes one testsuite per grade and one testcase per
+// WriteJUnit writes one testsuite per grade and one testcase per
 // check, with the check's points and earned points as testcase
 // properties and the score as suite properties. A failed check's failure
 // carries what was expected, what was observed and the hint; refusals go
 // to the suite's system-err, the timeline to its system-out.
-func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
+func WriteJUnit(w io.Writer, grades []*Grade) error {
 	all := junitGradeSuites{Name: "kubelab grade"}
 	for _, g := range grades {
 		name := g.Exercise
@@ -201,13 +205,13 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 				{Name: "points", Value: strconv.Itoa(c.Points)}, {Name: "earned", Value: strconv.Itoa(c.Earned)},
 			}}
 			var out strings.Builder
-			for _, o := range append(append([]OpResult{}, c.Ops...), c.Finally...) {
+			for _, o := range append(append([]engine.OpResult{}, c.Ops...), c.Finally...) {
 				fmt.Fprintf(&out, "[%s %.3fs] %s\n", o.Status, o.Duration.Seconds(), o.Summary)
 			}
 			tc.SystemOut = out.String()
 			switch {
-			case c.Status == Passed:
-			case g.Status == GradeError:
+			case c.Status == engine.Passed:
+			case g.Status == StatusError:
 				tc.Error = &junit.Failure{Message: firstLine(c.Error), Type: "NotGraded", Body: c.Error}
 				s.Errors++
 			default:
@@ -250,11 +254,11 @@ func firstLine(s string) string {
 	return l
 }
 
-// WriteGradeMarkdown writes a grade as Markdown fit for a CI job summary
+// WriteMarkdown writes a grade as Markdown fit for a CI job summary
 // ($GITHUB_STEP_SUMMARY): the verdict and score, refused objects, a table
 // of checks, and for each failed check its hint, what was expected and
 // what was observed.
-func WriteGradeMarkdown(w io.Writer, g *Grade) error {
+func WriteMarkdown(w io.Writer, g *Grade) error {
 	var b strings.Builder
 	icon := map[string]string{"PASSED": "✅", "FAILED": "❌", "ERROR": "⚠️"}[verdict(g)]
 	fmt.Fprintf(&b, "## %s %s: %d/%d (%s, passing score %d)\n\n", icon, g.Exercise, g.Score, g.Max, strings.ToLower(verdict(g)), g.PassingScore)
@@ -264,9 +268,9 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 	}
 	fmt.Fprintf(&b, " · submission `%s` · graded in %s\n\n", mdCode(g.Submission), g.Duration.Round(time.Second))
 	switch g.Status {
-	case GradeError:
+	case StatusError:
 		fmt.Fprintf(&b, "> **Could not grade:** %s\n\n", mdInline(g.Error))
-	case GradeRefused:
+	case StatusRefused:
 		fmt.Fprintf(&b, "> **Score 0:** %s\n\n", mdInline(g.Error))
 	}
 	if len(g.Refused) > 0 {
@@ -296,14 +300,14 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 	fmt.Fprintf(&b, "### Checks\n\n| | Check | Points |\n|---|---|---|\n")
 	for _, c := range g.Checks {
 		mark := "✅"
-		if c.Status != Passed {
+		if c.Status != engine.Passed {
 			mark = "❌"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d/%d |\n", mark, mdCell(c.Name), c.Earned, c.Points)
 	}
 	fmt.Fprintf(&b, "| | **Total** | **%d/%d** |\n\n", g.Score, g.Max)
 	for _, c := range g.Checks {
-		if c.Status == Passed {
+		if c.Status == engine.Passed {
 			continue
 		}
 		fmt.Fprintf(&b, "#### ❌ %s (0/%d)\n\n", mdInline(c.Name), c.Points)
@@ -384,7 +388,7 @@ type ScoreboardRow struct {
 	Max int `json:"max"`
 	// Passed says whether Score reached the passing score.
 	Passed bool `json:"passed"`
-	// Status is Graded or GradeError.
+	// Status is StatusGraded or StatusError.
 	Status string `json:"status"`
 	// Earned is the points of each check, in the order of Checks.
 	Earned []int `json:"earned"`
@@ -469,7 +473,7 @@ func (sb *Scoreboard) WriteTable(w io.Writer) error {
 
 func rowVerdict(r ScoreboardRow) string {
 	switch {
-	case r.Status == GradeError:
+	case r.Status == StatusError:
 		return "ERROR"
 	case r.Passed:
 		return "PASSED"

@@ -1,4 +1,4 @@
-package engine
+package grade
 
 import (
 	"errors"
@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
 
 func TestLoadExerciseValid(t *testing.T) {
-	files, err := filepath.Glob("testdata/exercise/valid-*.yaml")
+	files, err := filepath.Glob("testdata/valid-*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no valid fixtures: %v", err)
 	}
@@ -31,7 +32,7 @@ func TestLoadExerciseValid(t *testing.T) {
 }
 
 func TestLoadExerciseDefaults(t *testing.T) {
-	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	ex, err := LoadExercise("testdata/valid-full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestLoadExerciseDefaults(t *testing.T) {
 		t.Errorf("binding recorded in setup not known: %v", ex.bindings)
 	}
 
-	min, err := LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+	min, err := LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise
 metadata: {name: m, title: M}
 spec:
@@ -94,7 +95,7 @@ func TestLoadExerciseDirectory(t *testing.T) {
 }
 
 func TestLoadExerciseInvalid(t *testing.T) {
-	files, err := filepath.Glob("testdata/exercise/invalid-*.yaml")
+	files, err := filepath.Glob("testdata/invalid-*.yaml")
 	if err != nil || len(files) < 8 {
 		t.Fatalf("%d invalid fixtures (%v), want at least 8", len(files), err)
 	}
@@ -105,7 +106,7 @@ func TestLoadExerciseInvalid(t *testing.T) {
 				t.Fatalf("%s has no # want: lines", f)
 			}
 			ex, err := LoadExercise(f)
-			var ps *Problems
+			var ps *engine.Problems
 			if !errors.As(err, &ps) {
 				t.Fatalf("LoadExercise = %v, %v; want *Problems", ex, err)
 			}
@@ -115,7 +116,7 @@ func TestLoadExerciseInvalid(t *testing.T) {
 }
 
 func TestLoadExerciseLiveFields(t *testing.T) {
-	ex, err := LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+	ex, err := LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise
 metadata: {name: m, title: M}
 spec:
@@ -142,7 +143,7 @@ spec:
 	if p[1].Namespace != "" || p[1].UIDKey() != "ClusterRole.view" || p[1].DefaultMessage() != "keep it" {
 		t.Errorf("protect[1] = %+v", p[1])
 	}
-	_, err = LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+	_, err = LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise
 metadata: {name: m, title: M}
 spec:
@@ -158,7 +159,7 @@ spec:
 }
 
 func TestExerciseCheckLive(t *testing.T) {
-	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	ex, err := LoadExercise("testdata/valid-full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
