@@ -9,6 +9,7 @@ import (
 	"kubelab.dev/kubelab/curriculum"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
+	"kubelab.dev/kubelab/grade"
 )
 
 // materials loads every shipped lab, drill and exercise.
@@ -33,7 +34,7 @@ func materials(t *testing.T) []curriculum.Material {
 	}
 	exs, _ := filepath.Glob("../exercises/*/exercise.yaml")
 	for _, f := range exs {
-		e, err := engine.LoadExercise(f)
+		e, err := grade.LoadExercise(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"regexp"
 	"slices"
@@ -102,35 +103,30 @@ func (c *checker) check(l *Lab) {
 		l.Spec.Timeout.Duration = DefaultLabTimeout
 	}
 	c.steps(l.Spec.Steps)
-	eachOperation(l, func(op *Operation, path string) {
-		b, ok := op.op().(ops.Binder)
-		if !ok {
-			return
-		}
-		if name, field := b.Binding(); identifierRE.MatchString(name) && !c.reserved[name] {
-			if _, dup := c.recorded[name]; !dup {
-				c.recorded[name] = c.at(joinPath(path+"."+op.Kind(), field))
-			}
-		}
-	})
-	eachOperation(l, c.operation)
+	c.operations(labOperations(l))
 	l.bindings = c.bindings
 }
 
-// eachOperation calls fn for every operation in document order: the steps,
-// then catch, finally and cleanup.
-func eachOperation(l *Lab, fn func(op *Operation, path string)) {
-	for i := range l.Spec.Steps {
-		for j := range l.Spec.Steps[i].Try {
-			fn(&l.Spec.Steps[i].Try[j], fmt.Sprintf("spec.steps[%d].try[%d]", i, j))
+// labOperations yields every operation of a lab with its path, in
+// document order: the steps, then catch, finally and cleanup.
+func labOperations(l *Lab) iter.Seq2[string, *Operation] {
+	return func(yield func(string, *Operation) bool) {
+		for i := range l.Spec.Steps {
+			for j := range l.Spec.Steps[i].Try {
+				if !yield(fmt.Sprintf("spec.steps[%d].try[%d]", i, j), &l.Spec.Steps[i].Try[j]) {
+					return
+				}
+			}
 		}
-	}
-	for _, sec := range []struct {
-		name string
-		ops  []Operation
-	}{{"catch", l.Spec.Catch}, {"finally", l.Spec.Finally}, {"cleanup", l.Spec.Cleanup}} {
-		for j := range sec.ops {
-			fn(&sec.ops[j], fmt.Sprintf("spec.%s[%d]", sec.name, j))
+		for _, sec := range []struct {
+			name string
+			ops  []Operation
+		}{{"catch", l.Spec.Catch}, {"finally", l.Spec.Finally}, {"cleanup", l.Spec.Cleanup}} {
+			for j := range sec.ops {
+				if !yield(fmt.Sprintf("spec.%s[%d]", sec.name, j), &sec.ops[j]) {
+					return
+				}
+			}
 		}
 	}
 }

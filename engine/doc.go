@@ -4,5 +4,10 @@
 // topology and the steps run against it. Load decodes it strictly: unknown
 // fields, wrong types, invalid values, dangling references, broken manifests
 // and expressions that do not type-check are all reported together, each
-// with its file:line:column, as a *Problems error.
+// with its file:line:column, as a *Problems error. Document loads files of
+// other kinds the same way, and a Session runs single operations on a
+// booted cluster.
+//
+// It knows nothing of graded exercises: package grade builds them on
+// Document, Session and ParseManifest.
 package engine

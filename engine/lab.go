@@ -66,11 +66,12 @@ func (l *Lab) NeedsNodeInternals() bool {
 // NeedsEtcdSnapshots reports whether the lab takes or restores etcd
 // snapshots, which needs a backend that is a cluster.EtcdRestorer.
 func (l *Lab) NeedsEtcdSnapshots() bool {
-	found := false
-	eachOperation(l, func(op *Operation, _ string) {
-		found = found || op.Snapshot != nil || op.Restore != nil
-	})
-	return found
+	for _, op := range labOperations(l) {
+		if op.Snapshot != nil || op.Restore != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Metadata names and describes a lab.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -38,37 +37,32 @@ func LoadBytes(path string, data []byte) (*Lab, error) {
 // loadBytes is LoadBytes with bindings already recorded (for single
 // operations checked against a running session).
 func loadBytes(path string, data []byte, bindings map[string]reflect.Type) (*Lab, error) {
-	probs := &Problems{}
-	root := parse(path, data, probs)
-	if root == nil {
-		return nil, probs.orNil()
-	}
 	lab := &Lab{file: path}
-	d := newDecoder(path, probs)
-	d.decode(root, reflect.ValueOf(lab).Elem(), "")
-	if d.budget >= 0 { // else the document is pathological: stop there
-		c := newChecker(d, filepath.Dir(path), data)
-		for k, t := range bindings {
-			c.bindings[k] = t
-		}
-		c.check(lab)
+	doc, err := DecodeDocument(path, data, KindLab, lab)
+	if doc == nil {
+		return nil, err
 	}
-	if err := probs.orNil(); err != nil {
+	for k, t := range bindings {
+		doc.c.bindings[k] = t
+	}
+	doc.c.check(lab)
+	if err := doc.Err(); err != nil {
 		return nil, err
 	}
 	return lab, nil
 }
 
-// parse returns the root mapping of the single YAML document in data, or
-// nil after reporting why there is none.
-func parse(path string, data []byte, probs *Problems) *yaml.Node {
+// parse returns the root mapping of the single YAML document in data, a
+// file of the given kind (Lab...), or nil after reporting why there is
+// none.
+func parse(path string, data []byte, kind string, probs *Problems) *yaml.Node {
 	start := Pos{Line: 1, Column: 1}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	err := dec.Decode(&doc)
 	switch {
 	case errors.Is(err, io.EOF) || err == nil && (len(doc.Content) == 0 || isNull(doc.Content[0])):
-		probs.add(path, start, "", "empty file: want a lab (apiVersion: %s, kind: %s)", APIVersion, KindLab)
+		probs.add(path, start, "", "empty file: want %s (apiVersion: %s, kind: %s)", kindNoun(kind), APIVersion, kind)
 		return nil
 	case err != nil:
 		probs.add(path, yamlErrorPos(data, err), "", "invalid YAML: %s", yamlErrorMsg(err))
@@ -76,7 +70,7 @@ func parse(path string, data []byte, probs *Problems) *yaml.Node {
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		probs.add(path, nodePos(root), "", "wrong type: want a lab (a mapping), found %s", describeNode(root))
+		probs.add(path, nodePos(root), "", "wrong type: want %s (a mapping), found %s", kindNoun(kind), describeNode(root))
 		return nil
 	}
 	var extra yaml.Node
@@ -87,6 +81,15 @@ func parse(path string, data []byte, probs *Problems) *yaml.Node {
 		probs.add(path, yamlErrorPos(data, err), "", "invalid YAML: %s", yamlErrorMsg(err))
 	}
 	return root
+}
+
+// kindNoun names a document of a kind in messages: "a lab", "an exercise".
+func kindNoun(kind string) string {
+	noun := strings.ToLower(kind)
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }
 
 func yamlErrorMsg(err error) string {

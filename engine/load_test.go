@@ -5,14 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/internal/loadertest"
 )
 
 func TestLoadValid(t *testing.T) {
@@ -27,7 +26,7 @@ func TestLoadValid(t *testing.T) {
 			t.Errorf("Load(%s):\n%v", f, err)
 			continue
 		}
-		eachOperation(lab, func(op *Operation, path string) {
+		for path, op := range labOperations(lab) {
 			used[op.Kind()] = true
 			if op.Pos().Line == 0 {
 				t.Errorf("%s: %s has no position", f, path)
@@ -35,45 +34,13 @@ func TestLoadValid(t *testing.T) {
 			if op.Timeout.Duration <= 0 {
 				t.Errorf("%s: %s has no timeout", f, path)
 			}
-		})
+		}
 	}
 	for _, k := range OperationKinds() {
 		if !used[k] {
 			t.Errorf("no valid fixture uses operation %q", k)
 		}
 	}
-}
-
-// expectation is one expected problem: `# want: [file:]line:col: substring`.
-type expectation struct {
-	file      string
-	line, col int
-	text      string
-}
-
-var wantRE = regexp.MustCompile(`^# want: (?:([^:\s]+):)?(\d+):(\d+): (.+)$`)
-
-func readWants(t *testing.T, path string) []expectation {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ws []expectation
-	for _, l := range strings.Split(string(data), "\n") {
-		m := wantRE.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		line, _ := strconv.Atoi(m[2])
-		col, _ := strconv.Atoi(m[3])
-		file := path
-		if m[1] != "" {
-			file = filepath.Join(filepath.Dir(path), m[1])
-		}
-		ws = append(ws, expectation{file: file, line: line, col: col, text: m[4]})
-	}
-	return ws
 }
 
 func TestLoadInvalid(t *testing.T) {
@@ -86,7 +53,7 @@ func TestLoadInvalid(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
-			wants := readWants(t, f)
+			wants := loadertest.Wants(t, f)
 			if len(wants) == 0 {
 				t.Fatalf("%s has no # want: lines", f)
 			}
@@ -98,19 +65,7 @@ func TestLoadInvalid(t *testing.T) {
 			if lab != nil {
 				t.Errorf("Load returned a lab along with problems")
 			}
-			for i := range max(len(wants), len(ps.List)) {
-				switch {
-				case i >= len(ps.List):
-					t.Errorf("missing problem %s:%d:%d: %s", wants[i].file, wants[i].line, wants[i].col, wants[i].text)
-				case i >= len(wants):
-					t.Errorf("unexpected problem %s", ps.List[i].Error())
-				default:
-					p, w := ps.List[i], wants[i]
-					if p.File != w.file || p.Line != w.line || p.Column != w.col || !strings.Contains(p.Error(), w.text) {
-						t.Errorf("problem %d:\n got %s\nwant %s:%d:%d: ...%s...", i, p.Error(), w.file, w.line, w.col, w.text)
-					}
-				}
-			}
+			loadertest.CheckProblems(t, wants, ps.List)
 		})
 	}
 }

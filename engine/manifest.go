@@ -14,8 +14,22 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxManifestSize bounds a manifest file.
-const maxManifestSize = 8 << 20
+// MaxManifestSize bounds a manifest file, in bytes: a lab's, or one of a
+// graded submission's.
+const MaxManifestSize = 8 << 20
+
+// ParseManifest parses the Kubernetes objects of a manifest file (several
+// YAML documents allowed) with the checks a lab's manifest files get:
+// every document a mapping with apiVersion, kind and metadata.name. file
+// names the file in the objects and in the problems, which are positioned
+// in data and in the order found; a file of comments only is the problem
+// "no objects: ...".
+func ParseManifest(file string, data []byte) ([]Object, []Problem) {
+	probs := &Problems{}
+	c := newChecker(newDecoder(file, probs), filepath.Dir(file), data)
+	objs := c.parseObjects(data, "", file, func(line, col int) Pos { return Pos{Line: line, Column: col} })
+	return objs, probs.List
+}
 
 // objects parses the objects given by exactly one of file and manifest.
 func (c *checker) objects(file, manifest, path string) []Object {
@@ -48,8 +62,8 @@ func (c *checker) manifestFile(name, path string) []Object {
 		c.errorAt(path, "file %q: %v", name, err)
 	case !info.Mode().IsRegular():
 		c.errorAt(path, "file %q is not a regular file", name)
-	case info.Size() > maxManifestSize:
-		c.errorAt(path, "file %q is too large: %d bytes, want at most %d", name, info.Size(), maxManifestSize)
+	case info.Size() > MaxManifestSize:
+		c.errorAt(path, "file %q is too large: %d bytes, want at most %d", name, info.Size(), MaxManifestSize)
 	default:
 		data, err := os.ReadFile(full)
 		if err != nil {

@@ -33,13 +33,13 @@ var kindNeeds = map[string]cluster.Capability{
 // thing that needs it, with its line ("kill etcd-leader at line 31").
 func (l *Lab) Needs() map[cluster.Capability]string {
 	out := map[cluster.Capability]string{}
-	eachOperation(l, func(op *Operation, _ string) {
+	for _, op := range labOperations(l) {
 		for k, why := range op.Needs() {
 			if _, seen := out[k]; !seen {
 				out[k] = fmt.Sprintf("%s at %s:%d", why, l.File(), op.Pos().Line)
 			}
 		}
-	})
+	}
 	return out
 }
 
@@ -48,7 +48,7 @@ func (l *Lab) Needs() map[cluster.Capability]string {
 func (o *Operation) Needs() map[cluster.Capability]string {
 	out := map[cluster.Capability]string{}
 	if k, ok := kindNeeds[o.Kind()]; ok {
-		out[k] = summarize(o)
+		out[k] = o.Summary()
 	}
 	if c := o.Compiled(); c != nil {
 		for _, name := range c.NeedsAny(exprNames()...) {

@@ -29,16 +29,16 @@ func (x *run) exec(ctx context.Context, op *Operation) (string, error) {
 	return o.Exec(ctx, x)
 }
 
-// summarize describes an operation in a few words for progress and reports:
-// its description, or its kind's summary.
-func summarize(op *Operation) string {
-	if op.Description != "" {
-		return op.Description
+// Summary describes the operation in a few words for progress and
+// reports: its description, or its kind's summary.
+func (o *Operation) Summary() string {
+	if o.Description != "" {
+		return o.Description
 	}
-	if o := op.op(); o != nil {
-		return o.Summary()
+	if k := o.op(); k != nil {
+		return k.Summary()
 	}
-	return op.Kind()
+	return o.Kind()
 }
 
 // sleep waits for d or until ctx ends.

@@ -1,8 +1,9 @@
 package engine
 
 // apply and create are the two kinds defined here rather than in package
-// ops: exercise grading builds a ManifestOp from objects it parsed itself
-// (the unexported objects field), so the type stays in this package.
+// ops: a ManifestOp holds the objects its loader parsed (the unexported
+// objects field), and NewManifestOp builds one from objects parsed
+// elsewhere (a graded submission's), so the type stays in this package.
 
 import (
 	"context"
@@ -40,6 +41,13 @@ type ManifestOp struct {
 
 // Objects returns the objects of the file or manifest, parsed at load time.
 func (m *ManifestOp) Objects() []Object { return m.objects }
+
+// NewManifestOp is the body of an apply or create of objects parsed
+// elsewhere (ParseManifest), e.g. a graded submission's, with namespace
+// for the namespaced objects that set none.
+func NewManifestOp(namespace string, objs ...Object) *ManifestOp {
+	return &ManifestOp{Namespace: namespace, objects: objs}
+}
 
 // manifestOp server-side-applies the objects (apply) or creates them,
 // failing if one exists (create).

@@ -11,6 +11,7 @@ import (
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/internal/loadertest"
 )
 
 // TestOperationKinds walks every registered operation kind: each is a field
@@ -22,7 +23,7 @@ func TestOperationKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var root schemaDoc
+	var root loadertest.Schema
 	if err := json.Unmarshal(data, &root); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +59,8 @@ func TestOperationKinds(t *testing.T) {
 			if op.Kind() != k.Name {
 				t.Errorf("example parsed as kind %q", op.Kind())
 			}
-			if s := op.op().Summary(); s == "" || !strings.Contains(summarize(op), s) {
-				t.Errorf("summary %q, summarize %q", s, summarize(op))
+			if s := op.op().Summary(); s == "" || !strings.Contains(op.Summary(), s) {
+				t.Errorf("summary %q, Operation.Summary %q", s, op.Summary())
 			}
 			if d := op.op().DefaultTimeout(); d <= 0 {
 				t.Errorf("example's DefaultTimeout = %v, want > 0", d)

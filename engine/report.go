@@ -9,6 +9,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"kubelab.dev/kubelab/internal/junit"
 )
 
 // ConsoleProgress returns a Progress func that prints live progress lines:
@@ -138,52 +140,26 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       float64         `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Cases      []junitCase     `xml:"testcase"`
-	SystemOut  string          `xml:"system-out,omitempty"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
+	Name       string           `xml:"name,attr"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Errors     int              `xml:"errors,attr"`
+	Skipped    int              `xml:"skipped,attr"`
+	Time       float64          `xml:"time,attr"`
+	Timestamp  string           `xml:"timestamp,attr"`
+	Properties []junit.Property `xml:"properties>property,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+	SystemOut  string           `xml:"system-out,omitempty"`
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      float64       `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Error     *junitFailure `xml:"error,omitempty"`
-	Skipped   *struct{}     `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Body    string `xml:",chardata"`
-}
-
-// encodeJUnit writes the XML header and the indented document (lab or
-// grade suites).
-func encodeJUnit(w io.Writer, all any) error {
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(all); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	Name      string         `xml:"name,attr"`
+	Classname string         `xml:"classname,attr"`
+	Time      float64        `xml:"time,attr"`
+	Failure   *junit.Failure `xml:"failure,omitempty"`
+	Error     *junit.Failure `xml:"error,omitempty"`
+	Skipped   *struct{}      `xml:"skipped,omitempty"`
+	SystemOut string         `xml:"system-out,omitempty"`
 }
 
 // WriteJUnit writes one testsuite per lab and one testcase per step; a
@@ -193,16 +169,16 @@ func WriteJUnit(w io.Writer, results []*Result) error {
 	var all junitSuites
 	for _, r := range results {
 		s := junitSuite{Name: r.Lab, Time: r.Duration.Seconds(), Timestamp: r.Started.UTC().Format(time.RFC3339),
-			Properties: []junitProperty{{Name: "file", Value: r.File}, {Name: "title", Value: r.Title},
+			Properties: []junit.Property{{Name: "file", Value: r.File}, {Name: "title", Value: r.Title},
 				{Name: "boot_seconds", Value: fmt.Sprintf("%.3f", r.BootDuration.Seconds())}}}
 		for _, rc := range r.Recovery {
-			s.Properties = append(s.Properties, junitProperty{Name: "recovery", Value: rc.Describe})
+			s.Properties = append(s.Properties, junit.Property{Name: "recovery", Value: rc.Describe})
 		}
 		var tl strings.Builder
 		WriteTimeline(&tl, r)
 		s.SystemOut = tl.String()
 		if r.Status == Errored {
-			s.Cases = append(s.Cases, junitCase{Name: "cluster", Classname: r.Lab, Error: &junitFailure{Message: r.Error, Body: r.Error}})
+			s.Cases = append(s.Cases, junitCase{Name: "cluster", Classname: r.Lab, Error: &junit.Failure{Message: r.Error, Body: r.Error}})
 			s.Errors++
 		}
 		for _, st := range r.Steps {
@@ -218,7 +194,7 @@ func WriteJUnit(w io.Writer, results []*Result) error {
 			switch st.Status {
 			case Failed:
 				msg, _, _ := strings.Cut(st.Error, "\n")
-				c.Failure = &junitFailure{Message: msg, Type: "StepFailed", Body: st.Error}
+				c.Failure = &junit.Failure{Message: msg, Type: "StepFailed", Body: st.Error}
 				s.Failures++
 			case Skipped:
 				c.Skipped = &struct{}{}
@@ -233,5 +209,5 @@ func WriteJUnit(w io.Writer, results []*Result) error {
 		all.Errors += s.Errors
 		all.Time += s.Time
 	}
-	return encodeJUnit(w, all)
+	return junit.Encode(w, all)
 }

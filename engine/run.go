@@ -108,10 +108,25 @@ type Result struct {
 	Scheduling []assertions.Scheduling `json:"scheduling,omitempty"`
 	Recovery   []Recovery              `json:"recovery,omitempty"`
 	// Score is set when the result is a graded submission's (see
-	// Grade.Result): the points and what was not applied.
+	// grade.Grade.Result): the points and what was not applied.
 	Score *GradeScore `json:"score,omitempty"`
 	// Kubeconfig of a cluster kept after failure.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+}
+
+// GradeScore is the score line of a graded submission in a lab report
+// (package grade draws a grade as a Result).
+type GradeScore struct {
+	// Score is the points earned; Max the points of every check.
+	Score int `json:"score"`
+	Max   int `json:"max"`
+	// PassingScore is the score needed to pass.
+	PassingScore int `json:"passingScore"`
+	// Passed says whether Score reached PassingScore.
+	Passed bool `json:"passed"`
+	// NotApplied lists the submission's objects that never reached the
+	// cluster: refused by the contract or rejected by the API server.
+	NotApplied []string `json:"notApplied,omitempty"`
 }
 
 // Passed reports whether the lab passed.
@@ -225,7 +240,7 @@ func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
 	res.Timeline = x.tl.events()
 	res.Traces = traces(ctx, live, res.Timeline)
 	res.Scheduling = live.AskedScheduling()
-	res.Recovery = recoveries(res.Timeline)
+	res.Recovery = Recoveries(res.Timeline)
 	res.Duration = time.Since(res.Started)
 	keep = res.Status != Passed && r.KeepOnFailure
 	return res, nil
@@ -296,8 +311,8 @@ func (x *run) runStep(ctx context.Context, st *Step) StepResult {
 
 func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
 	kind := op.Kind()
-	or := OpResult{Kind: kind, Line: op.Pos().Line, Summary: summarize(op), Status: Passed}
-	ctx, cancel := context.WithTimeout(ctx, opTimeout(op))
+	or := OpResult{Kind: kind, Line: op.Pos().Line, Summary: op.Summary(), Status: Passed}
+	ctx, cancel := context.WithTimeout(ctx, op.TimeLimit())
 	defer cancel()
 	start := time.Now()
 	x.progress(step, "%s", or.Summary)
@@ -313,16 +328,17 @@ func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
 	return or
 }
 
-// opTimeout is the operation's own timeout, or its kind's default plus the
-// duration it is asked to spend (sleep, assert within, error for).
-func opTimeout(op *Operation) time.Duration {
-	if d := op.Timeout.Duration; d > 0 {
+// TimeLimit is how long the operation may run: its own timeout, or its
+// kind's default plus the duration it is asked to spend (sleep, assert
+// within, error for).
+func (o *Operation) TimeLimit() time.Duration {
+	if d := o.Timeout.Duration; d > 0 {
 		return d
 	}
-	if o := op.op(); o != nil {
-		return o.DefaultTimeout() + op.ownDuration()
+	if k := o.op(); k != nil {
+		return k.DefaultTimeout() + o.ownDuration()
 	}
-	return DefaultTimeout(op.Kind())
+	return DefaultTimeout(o.Kind())
 }
 
 func (x *run) progress(step, format string, args ...any) {

@@ -62,7 +62,7 @@ func (s *Session) Background(ctx context.Context, op *Operation) (stop func() Op
 	bx.bindings = maps.Clone(s.x.bindings)
 	step := s.step
 	ctx, cancel := context.WithCancelCause(ctx)
-	r := OpResult{Kind: op.Kind(), Line: op.Pos().Line, Summary: "in the background: " + summarize(op), Status: Passed}
+	r := OpResult{Kind: op.Kind(), Line: op.Pos().Line, Summary: "in the background: " + op.Summary(), Status: Passed}
 	done := make(chan error, 1)
 	start := time.Now()
 	s.x.progress(step, "%s", r.Summary)

@@ -108,11 +108,11 @@ func (f faulted) recovered(e TimelineEvent) string {
 	return ""
 }
 
-// recoveries pairs each recovery event with the latest fault before it on
-// the same thing (see faulted.recovered), once per fault and kind of
-// event, so that a fault on one component is never credited with another
-// one's recovery.
-func recoveries(evs []TimelineEvent) []Recovery {
+// Recoveries derives a timeline's recovery figures: it pairs each
+// recovery event with the latest fault before it on the same thing (see
+// faulted.recovered), once per fault and kind of event, so that a fault
+// on one component is never credited with another one's recovery.
+func Recoveries(evs []TimelineEvent) []Recovery {
 	var faults []faulted
 	holders := map[string]string{} // lease -> holder, as the timeline goes
 	seen := map[string]bool{}      // fault index + event kind + subject

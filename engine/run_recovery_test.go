@@ -91,7 +91,7 @@ func TestRecoveriesPairFaultsWithTheirOwnRecovery(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := describe(recoveries(c.evs))
+			got := describe(Recoveries(c.evs))
 			if want := strings.Join(c.want, "\n"); got != want {
 				t.Errorf("recoveries:\n%s\nwant:\n%s", got, want)
 			}

@@ -60,6 +60,41 @@ func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*S
 	return s, nil
 }
 
+// Attach opens a session on a cluster that is already up (be), without
+// booting it: what `kubelab check` and `kubelab solve` run on. Closing the
+// session with keep leaves the cluster as it is.
+func (r *Runner) Attach(ctx context.Context, name string, be cluster.Backend) (*Session, error) {
+	x := r.newRun(name, be)
+	return x.session(ctx, name, be)
+}
+
+// newRun is the run of a session named name on be.
+func (r *Runner) newRun(name string, be cluster.Backend) *run {
+	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
+	lab := &Lab{Metadata: Metadata{Name: name}}
+	return &run{r: r, lab: lab, c: cluster.New(be, r.logger()), bindings: map[string]any{}, res: res, bg: &background{}}
+}
+
+// session starts watching the cluster of x and returns the session.
+func (x *run) session(ctx context.Context, name string, be cluster.Backend) (*Session, error) {
+	x.start = time.Now()
+	live, err := assertions.NewLive(ctx, x.c, x.start)
+	if err != nil {
+		x.c.Close()
+		return nil, fmt.Errorf("session %s: watch cluster: %w", name, err)
+	}
+	x.live = live
+	x.tl = newTimeline(x.start)
+	s := &Session{x: x, be: be, topo: be.Topology(), types: map[string]reflect.Type{}}
+	s.stop = x.tl.watch(ctx, x.c, live)
+	return s, nil
+}
+
+// Changed receives a value after any object the session watches changed
+// (pods, nodes, endpoints, leases, events...): `kubelab check --watch`
+// re-evaluates on it.
+func (s *Session) Changed() <-chan struct{} { return s.x.live.Changed() }
+
 // logger is the runner's logger, or one that discards.
 func (r *Runner) logger() *slog.Logger {
 	if r.Log == nil {
@@ -99,7 +134,7 @@ func (s *Session) Prepare(src, dir string) (*Operation, error) {
 		return nil, err
 	}
 	if err := cluster.CheckCapabilities(s.be, op.Needs()); err != nil {
-		return nil, fmt.Errorf("%s: %w", summarize(op), err)
+		return nil, fmt.Errorf("%s: %w", op.Summary(), err)
 	}
 	return op, nil
 }
@@ -143,11 +178,30 @@ func (s *Session) Eval(src string) (any, error) {
 	return assertions.Eval(context.Background(), c, s.x.live, s.x.bindings)
 }
 
+// Declare makes names bound outside the session's own operations known to
+// its expressions, with the static type of each (Document.Bindings): an
+// exercise's setup records names its checks read. A name not bound yet
+// reads as its type's zero value.
+func (s *Session) Declare(types map[string]reflect.Type) {
+	for k, v := range zeroBindings(types) {
+		if _, ok := s.x.bindings[k]; !ok {
+			s.x.bindings[k] = v
+		}
+	}
+	for k, t := range types {
+		s.types[k] = t
+	}
+}
+
+// Progressf reports a line of the session's progress that belongs to no
+// step (the runner's Progress receives it).
+func (s *Session) Progressf(format string, args ...any) { s.x.progress("", format, args...) }
+
 // Timeline is what happened so far.
 func (s *Session) Timeline() []TimelineEvent { return s.x.tl.events() }
 
 // Recovery is the recovery figures derived from the timeline so far.
-func (s *Session) Recovery() []Recovery { return recoveries(s.x.tl.events()) }
+func (s *Session) Recovery() []Recovery { return Recoveries(s.x.tl.events()) }
 
 // BootDuration is how long the session's cluster took to come up.
 func (s *Session) BootDuration() time.Duration { return s.x.res.BootDuration }

@@ -6,14 +6,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/invopop/jsonschema"
 	"gopkg.in/yaml.v3"
-
-	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/internal/loadertest"
 )
 
 var update = flag.Bool("update", false, "rewrite "+schemaFile+" from the Go types")
@@ -22,13 +20,10 @@ var update = flag.Bool("update", false, "rewrite "+schemaFile+" from the Go type
 // package.
 const schemaFile = "../schema/lab.v1alpha1.json"
 
-// durationPattern matches Go duration strings such as 30s, 1m30s or 0.
-const durationPattern = `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
-
 // generateSchema reflects the JSON Schema of lab files from the Go types,
 // with their doc comments as descriptions.
 func generateSchema() ([]byte, error) {
-	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: schemaMapper}
+	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: loadertest.Mapper}
 	if err := r.AddGoComments("kubelab.dev/kubelab/engine", ".", jsonschema.WithFullComment()); err != nil {
 		return nil, err
 	}
@@ -48,20 +43,6 @@ func generateSchema() ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// schemaMapper renders durations as strings and label values as nullable
-// strings.
-func schemaMapper(t reflect.Type) *jsonschema.Schema {
-	switch t {
-	case reflect.TypeFor[cluster.Duration]():
-		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
-	case reflect.TypeFor[map[string]*string]():
-		return &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{
-			OneOf: []*jsonschema.Schema{{Type: "string"}, {Type: "null"}},
-		}}
-	}
-	return nil
-}
-
 func TestSchema(t *testing.T) {
 	got, err := generateSchema()
 	if err != nil {
@@ -79,25 +60,12 @@ func TestSchema(t *testing.T) {
 	}
 }
 
-// schemaDoc is the part of a JSON Schema the sanity test walks.
-type schemaDoc struct {
-	Ref                  string                `json:"$ref"`
-	Defs                 map[string]*schemaDoc `json:"$defs"`
-	Type                 string                `json:"type"`
-	Properties           map[string]*schemaDoc `json:"properties"`
-	AdditionalProperties json.RawMessage       `json:"additionalProperties"`
-	Items                *schemaDoc            `json:"items"`
-	Required             []string              `json:"required"`
-	OneOf                []*schemaDoc          `json:"oneOf"`
-	Description          string                `json:"description"`
-}
-
 func TestSchemaSanity(t *testing.T) {
 	data, err := os.ReadFile(schemaFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var root schemaDoc
+	var root loadertest.Schema
 	if err := json.Unmarshal(data, &root); err != nil {
 		t.Fatalf("%s is not valid JSON: %v", schemaFile, err)
 	}
@@ -132,60 +100,6 @@ func TestSchemaSanity(t *testing.T) {
 		if err := yaml.Unmarshal(src, &doc); err != nil {
 			t.Fatal(err)
 		}
-		conform(t, f, &root, &root, doc.Content[0])
-	}
-}
-
-// conform checks n against s: types, known and required properties,
-// list items, and oneOf alternatives that only require properties.
-func conform(t *testing.T, file string, root, s *schemaDoc, n *yaml.Node) {
-	t.Helper()
-	for s.Ref != "" {
-		s = root.Defs[filepath.Base(s.Ref)]
-	}
-	where := func() string { return file + ":" + Pos{Line: n.Line, Column: n.Column}.String() }
-	switch s.Type {
-	case "object":
-		if n.Kind != yaml.MappingNode {
-			t.Errorf("%s: want an object", where())
-			return
-		}
-		keys := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i].Value, n.Content[i+1]
-			keys[k] = true
-			switch p := s.Properties[k]; {
-			case p != nil:
-				conform(t, file, root, p, v)
-			case string(s.AdditionalProperties) == "false":
-				t.Errorf("%s: property %q is not in the schema", where(), k)
-			}
-		}
-		for _, r := range s.Required {
-			if !keys[r] {
-				t.Errorf("%s: required property %q missing", where(), r)
-			}
-		}
-		matched := 0
-		for _, alt := range s.OneOf {
-			if len(alt.Required) > 0 && keys[alt.Required[0]] {
-				matched++
-			}
-		}
-		if len(s.OneOf) > 0 && s.OneOf[0].Required != nil && matched != 1 {
-			t.Errorf("%s: matches %d oneOf alternatives, want 1", where(), matched)
-		}
-	case "array":
-		if n.Kind != yaml.SequenceNode {
-			t.Errorf("%s: want an array", where())
-			return
-		}
-		for _, item := range n.Content {
-			conform(t, file, root, s.Items, item)
-		}
-	case "string", "integer", "boolean":
-		if n.Kind != yaml.ScalarNode {
-			t.Errorf("%s: want a %s", where(), s.Type)
-		}
+		loadertest.Conform(t, f, &root, &root, doc.Content[0])
 	}
 }

@@ -23,18 +23,19 @@ import (
 
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
+	"kubelab.dev/kubelab/grade"
 )
 
 // exercises loads every shipped exercise.
-func exercises(t *testing.T) []*engine.Exercise {
+func exercises(t *testing.T) []*grade.Exercise {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("*", engine.ExerciseFile))
+	files, _ := filepath.Glob(filepath.Join("*", grade.ExerciseFile))
 	if len(files) < 6 {
 		t.Fatalf("found %d exercises, want at least 6", len(files))
 	}
-	var out []*engine.Exercise
+	var out []*grade.Exercise
 	for _, f := range files {
-		ex, err := engine.LoadExercise(f)
+		ex, err := grade.LoadExercise(f)
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
@@ -72,8 +73,8 @@ func TestExerciseSamples(t *testing.T) {
 		for _, s := range ex.Spec.Samples {
 			t.Run(ex.Metadata.Name+"/"+s.Path, func(t *testing.T) {
 				t.Parallel()
-				g := grade(t, ex, filepath.Join(ex.Dir(), s.Path), "")
-				if g.Status != engine.Graded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) || !slices.Equal(g.RefusedRules(), s.Refused) {
+				g := gradeDir(t, ex, filepath.Join(ex.Dir(), s.Path), "")
+				if g.Status != grade.StatusGraded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) || !slices.Equal(g.RefusedRules(), s.Refused) {
 					t.Errorf("%s: got %s %d/%d, failed %q, refused %q; want %d/%d, failed %q, refused %q%s",
 						s.Path, g.Status, g.Score, g.Max, g.Failed(), g.RefusedRules(), s.Score, g.Max, s.Fails, s.Refused, report(g))
 					return
@@ -84,14 +85,14 @@ func TestExerciseSamples(t *testing.T) {
 	}
 }
 
-// grade grades one submission directory on a fresh embedded cluster.
-func grade(t *testing.T, ex *engine.Exercise, dir, learner string) *engine.Grade {
+// gradeDir grades one submission directory on a fresh embedded cluster.
+func gradeDir(t *testing.T, ex *grade.Exercise, dir, learner string) *grade.Grade {
 	t.Helper()
-	sub, err := engine.ReadSubmission(dir, &ex.Spec.Submission)
+	sub, err := grade.ReadSubmission(dir, &ex.Spec.Submission)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := enginetest.Runner(t).Grade(context.WithoutCancel(t.Context()), ex, sub, learner)
+	g, err := grade.Run(context.WithoutCancel(t.Context()), enginetest.Runner(t), ex, sub, learner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +100,9 @@ func grade(t *testing.T, ex *engine.Exercise, dir, learner string) *engine.Grade
 }
 
 // report is a grade's summary and timeline, for failure messages.
-func report(g *engine.Grade) string {
+func report(g *grade.Grade) string {
 	var b strings.Builder
-	engine.WriteGradeSummary(&b, g)
+	grade.WriteSummary(&b, g)
 	b.WriteString("\ntimeline:\n")
 	for _, e := range g.Timeline {
 		b.WriteString("  " + e.String() + "\n")
@@ -115,7 +116,7 @@ func TestBatchScoreboard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grades on real clusters; skipped with -short")
 	}
-	ex, err := engine.LoadExercise("rbac-least-privilege")
+	ex, err := grade.LoadExercise("rbac-least-privilege")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +129,11 @@ func TestBatchScoreboard(t *testing.T) {
 	writeFile(t, filepath.Join(root, "dave", "debug.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: debug, namespace: shop}\nspec:\n  containers:\n  - {name: sh, image: busybox, securityContext: {privileged: true}}\n")
 	writeFile(t, filepath.Join(root, "dave", "NOTES.md"), "I ran out of time.\n")
 
-	learners, err := engine.Learners(root)
+	learners, err := grade.Learners(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	grades, err := enginetest.Runner(t).GradeAll(context.WithoutCancel(t.Context()), ex, learners, 2)
+	grades, err := grade.RunAll(context.WithoutCancel(t.Context()), enginetest.Runner(t), ex, learners, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestBatchScoreboard(t *testing.T) {
 		t.Errorf("at most %d gradings ran at the same time, want exactly 2 (--parallel 2)", got)
 	}
 	var csvOut, jsonOut strings.Builder
-	sb := engine.NewScoreboard(ex, grades)
+	sb := grade.NewScoreboard(ex, grades)
 	if err := sb.WriteCSV(&csvOut); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestBatchScoreboard(t *testing.T) {
 
 // maxOverlap is the largest number of gradings that were running at the
 // same moment.
-func maxOverlap(grades []*engine.Grade) int {
+func maxOverlap(grades []*grade.Grade) int {
 	best := 0
 	for _, a := range grades {
 		n := 0
@@ -302,7 +303,7 @@ func TestSpreadSamplesScoreTheSameEveryTime(t *testing.T) {
 	if n, err := fmt.Sscan(os.Getenv("KUBELAB_SAMPLE_RUNS"), &runs); n != 1 || err != nil {
 		runs = 5
 	}
-	ex, err := engine.LoadExercise(filepath.Join("spread-replicas", engine.ExerciseFile))
+	ex, err := grade.LoadExercise(filepath.Join("spread-replicas", grade.ExerciseFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,9 +314,9 @@ func TestSpreadSamplesScoreTheSameEveryTime(t *testing.T) {
 		t.Run(s.Path, func(t *testing.T) {
 			scores := map[int]int{}
 			for i := 0; i < runs; i++ {
-				g := grade(t, ex, filepath.Join(ex.Dir(), s.Path), "")
+				g := gradeDir(t, ex, filepath.Join(ex.Dir(), s.Path), "")
 				scores[g.Score]++
-				if g.Status != engine.Graded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) {
+				if g.Status != grade.StatusGraded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) {
 					t.Errorf("grading %d/%d: %s %d/%d, failed %q; want %d, failed %q%s", i+1, runs, g.Status, g.Score, g.Max, g.Failed(), s.Score, s.Fails, report(g))
 				}
 			}
@@ -352,11 +353,11 @@ func TestFixExercisesLive(t *testing.T) {
 					t.Error(err)
 				}
 			})
-			if _, err := s.SetupExercise(ctx, ex); err != nil {
+			if _, err := grade.SetupExercise(ctx, s, ex); err != nil {
 				t.Fatal(err)
 			}
-			o := engine.CheckOptions{Final: true, Patience: 5 * time.Second}
-			g := s.CheckExercise(ctx, ex, o)
+			o := grade.CheckOptions{Final: true, Patience: 5 * time.Second}
+			g := grade.CheckExercise(ctx, s, ex, o)
 			if g.Score != ss.Score || !slices.Equal(g.Failed(), ss.Fails) {
 				t.Errorf("setup state: %d/%d, failed %q; want %d, failed %q%s", g.Score, g.Max, g.Failed(), ss.Score, ss.Fails, report(g))
 			}
@@ -374,11 +375,11 @@ func TestFixExercisesLive(t *testing.T) {
 					t.Errorf("kubectl %s: want the policy's denial: %s\n%s", strings.Join(args, " "), r.Error, r.Output)
 				}
 			}
-			sub, err := engine.ReadSubmission(filepath.Join(ex.Dir(), "solution"), &ex.Spec.Submission)
+			sub, err := grade.ReadSubmission(filepath.Join(ex.Dir(), "solution"), &ex.Spec.Submission)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ag, err := s.ApplySubmission(ctx, ex, sub); err != nil {
+			if ag, err := grade.ApplySubmission(ctx, s, ex, sub); err != nil {
 				t.Fatal(err)
 			} else {
 				for _, o := range ag.Objects {
@@ -390,7 +391,7 @@ func TestFixExercisesLive(t *testing.T) {
 			// The controllers need a moment after the fix: allow the
 			// checks their own timeouts.
 			o.Patience = 0
-			if g := s.CheckExercise(ctx, ex, o); g.Score != g.Max {
+			if g := grade.CheckExercise(ctx, s, ex, o); g.Score != g.Max {
 				t.Errorf("after the solution: %d/%d, failed %q%s", g.Score, g.Max, g.Failed(), report(g))
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/grade"
 )
 
 // ErrNotPassed is returned by `kubelab grade` when a submission scored
@@ -66,7 +67,7 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 			if (f.submission == "") == (f.submissions == "") {
 				return invalid(errors.New("want exactly one of --submission DIR and --submissions DIR"))
 			}
-			ex, err := engine.LoadExercise(args[0])
+			ex, err := grade.LoadExercise(args[0])
 			if err != nil {
 				return invalid(err)
 			}
@@ -112,20 +113,20 @@ func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {
 
 // gradeOne grades --submission and writes its reports; the error says
 // whether it passed.
-func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, ex *engine.Exercise) error {
-	sub, err := engine.ReadSubmission(f.submission, &ex.Spec.Submission)
+func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, ex *grade.Exercise) error {
+	sub, err := grade.ReadSubmission(f.submission, &ex.Spec.Submission)
 	if err != nil {
 		return invalid(err)
 	}
-	gr, err := r.Grade(cmd.Context(), ex, sub, f.learner)
+	gr, err := grade.Run(cmd.Context(), r, ex, sub, f.learner)
 	if err != nil {
 		return err
 	}
 	printGrade(g.streams.Out, gr, f.timeline)
-	md := func(w io.Writer) error { return engine.WriteGradeMarkdown(w, gr) }
+	md := func(w io.Writer) error { return grade.WriteMarkdown(w, gr) }
 	if err := errors.Join(
-		writeFile(f.junit, func(w io.Writer) error { return engine.WriteGradeJUnit(w, []*engine.Grade{gr}) }),
-		writeFile(f.json, func(w io.Writer) error { return engine.WriteGradeJSON(w, gr) }),
+		writeFile(f.junit, func(w io.Writer) error { return grade.WriteJUnit(w, []*grade.Grade{gr}) }),
+		writeFile(f.json, func(w io.Writer) error { return grade.WriteJSON(w, gr) }),
 		writeFile(f.markdown, md),
 		writeHTML(f.html, []*engine.Result{gr.Result()}),
 		appendStepSummary(md),
@@ -133,9 +134,9 @@ func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, e
 		return err
 	}
 	switch {
-	case gr.Status == engine.GradeError:
+	case gr.Status == grade.StatusError:
 		return cannotRun(fmt.Errorf("%w: %s", ErrNotGraded, gr.Error))
-	case gr.Status == engine.GradeRefused:
+	case gr.Status == grade.StatusRefused:
 		return invalid(fmt.Errorf("%s: score 0/%d: %s", ex.Metadata.Name, gr.Max, gr.Error))
 	case !gr.Passed:
 		return withCode(ExitFailed, fmt.Errorf("%s: score %d/%d is %w %d", ex.Metadata.Name, gr.Score, gr.Max, ErrNotPassed, gr.PassingScore))
@@ -145,20 +146,20 @@ func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, e
 
 // gradeBatch grades every learner of --submissions and writes the
 // scoreboard and per-learner reports.
-func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, ex *engine.Exercise) error {
-	learners, err := engine.Learners(f.submissions)
+func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, ex *grade.Exercise) error {
+	learners, err := grade.Learners(f.submissions)
 	if err != nil {
 		return invalid(err)
 	}
 	fmt.Fprintf(g.streams.Err, "grading %d submissions of %s, %d at a time\n", len(learners), ex.Metadata.Name, max(f.parallel, 1))
-	grades, err := r.GradeAll(cmd.Context(), ex, learners, f.parallel)
+	grades, err := grade.RunAll(cmd.Context(), r, ex, learners, f.parallel)
 	for _, gr := range grades {
 		printGrade(g.streams.Out, gr, f.timeline)
 	}
 	if err != nil {
 		return err
 	}
-	sb := engine.NewScoreboard(ex, grades)
+	sb := grade.NewScoreboard(ex, grades)
 	fmt.Fprintln(g.streams.Out)
 	if err := sb.WriteTable(g.streams.Out); err != nil {
 		return err
@@ -169,7 +170,7 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 	errs := []error{
 		writeFile(filepath.Join(f.out, "scoreboard.csv"), sb.WriteCSV),
 		writeFile(filepath.Join(f.out, "scoreboard.json"), sb.WriteJSON),
-		writeFile(f.junit, func(w io.Writer) error { return engine.WriteGradeJUnit(w, grades) }),
+		writeFile(f.junit, func(w io.Writer) error { return grade.WriteJUnit(w, grades) }),
 		writeFile(f.markdown, sb.WriteMarkdown),
 		writeHTML(f.html, gradeResults(grades)),
 		appendStepSummary(sb.WriteMarkdown),
@@ -177,8 +178,8 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 	for _, gr := range grades {
 		base := filepath.Join(f.out, reportName(gr.Learner))
 		errs = append(errs,
-			writeFile(base+".json", func(w io.Writer) error { return engine.WriteGradeJSON(w, gr) }),
-			writeFile(base+".md", func(w io.Writer) error { return engine.WriteGradeMarkdown(w, gr) }))
+			writeFile(base+".json", func(w io.Writer) error { return grade.WriteJSON(w, gr) }),
+			writeFile(base+".md", func(w io.Writer) error { return grade.WriteMarkdown(w, gr) }))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -186,7 +187,7 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 	fmt.Fprintf(g.streams.Out, "\nscoreboard: %s, %s\n", filepath.Join(f.out, "scoreboard.csv"), filepath.Join(f.out, "scoreboard.json"))
 	failed := 0
 	for _, gr := range grades {
-		if gr.Status == engine.GradeError {
+		if gr.Status == grade.StatusError {
 			failed++
 		}
 	}
@@ -197,7 +198,7 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 }
 
 // gradeResults are the grades as lab results, for the HTML report.
-func gradeResults(grades []*engine.Grade) []*engine.Result {
+func gradeResults(grades []*grade.Grade) []*engine.Result {
 	out := make([]*engine.Result, 0, len(grades))
 	for _, gr := range grades {
 		out = append(out, gr.Result())
@@ -205,8 +206,8 @@ func gradeResults(grades []*engine.Grade) []*engine.Result {
 	return out
 }
 
-func printGrade(w io.Writer, gr *engine.Grade, timeline bool) {
-	engine.WriteGradeSummary(w, gr)
+func printGrade(w io.Writer, gr *grade.Grade, timeline bool) {
+	grade.WriteSummary(w, gr)
 	if timeline {
 		fmt.Fprintf(w, "\nTimeline:\n")
 		for _, e := range gr.Timeline {
@@ -274,11 +275,11 @@ func newExerciseShowCommand(g *globals) *cobra.Command {
 		Example: `  kubelab exercise show exercises/pdb-drain > TASK.md`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, err := engine.LoadExercise(args[0])
+			ex, err := grade.LoadExercise(args[0])
 			if err != nil {
 				return invalid(err)
 			}
-			return engine.WriteExerciseStatement(g.streams.Out, ex)
+			return grade.WriteExerciseStatement(g.streams.Out, ex)
 		},
 	}
 }
@@ -291,12 +292,12 @@ func newExerciseInitCommand(g *globals) *cobra.Command {
 		Example: `  kubelab exercise init rolling-update --dir exercises`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := engine.InitExercise(dir, args[0]); err != nil {
+			if err := grade.InitExercise(dir, args[0]); err != nil {
 				return err
 			}
 			root := filepath.Join(dir, args[0])
 			fmt.Fprintf(g.streams.Out, "created %s\n  edit %s, then check it with:\n  kubelab exercise validate %s\n  kubelab grade %s --submission %s\n",
-				root, filepath.Join(root, engine.ExerciseFile), root, root, filepath.Join(root, "solution"))
+				root, filepath.Join(root, grade.ExerciseFile), root, root, filepath.Join(root, "solution"))
 			return nil
 		},
 	}
@@ -312,7 +313,7 @@ func newExerciseValidateCommand(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, a := range args {
-				ex, err := engine.LoadExercise(a)
+				ex, err := grade.LoadExercise(a)
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -334,7 +335,7 @@ func newExerciseListCommand(g *globals) *cobra.Command {
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			files, err := filepath.Glob(filepath.Join(dir, "*", engine.ExerciseFile))
+			files, err := filepath.Glob(filepath.Join(dir, "*", grade.ExerciseFile))
 			if err != nil {
 				return err
 			}
@@ -342,7 +343,7 @@ func newExerciseListCommand(g *globals) *cobra.Command {
 			fmt.Fprintf(w, "EXERCISE\tTITLE\tPOINTS\tDIFFICULTY\n")
 			var errs []error
 			for _, file := range files {
-				ex, err := engine.LoadExercise(file)
+				ex, err := grade.LoadExercise(file)
 				if err != nil {
 					errs = append(errs, err)
 					continue

@@ -20,6 +20,7 @@ import (
 	"kubelab.dev/kubelab/curriculum"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
+	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -415,7 +416,7 @@ func listTopics(g *globals) error {
 	}
 	exs, _ := filepath.Glob("exercises/*/exercise.yaml")
 	for _, f := range exs {
-		e, err := engine.LoadExercise(f)
+		e, err := grade.LoadExercise(f)
 		if err != nil {
 			return invalid(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/grade"
 )
 
 // The live exercise loop: `kubelab exercise start` boots an exercise's
@@ -50,7 +51,7 @@ func stateDir(g *globals, b cluster.Backend) string {
 	return g.dockerDir(b.Topology().Name)
 }
 
-func writeLiveExercise(g *globals, b cluster.Backend, ex *engine.Exercise) error {
+func writeLiveExercise(g *globals, b cluster.Backend, ex *grade.Exercise) error {
 	file, err := filepath.Abs(ex.File())
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func writeLiveExercise(g *globals, b cluster.Backend, ex *engine.Exercise) error
 
 // openExercise attaches to the named cluster and loads the exercise it
 // runs.
-func openExercise(ctx context.Context, g *globals) (cluster.Backend, *engine.Exercise, error) {
+func openExercise(ctx context.Context, g *globals) (cluster.Backend, *grade.Exercise, error) {
 	b, err := openBackend(ctx, g)
 	if err != nil {
 		return nil, nil, err
@@ -80,7 +81,7 @@ func openExercise(ctx context.Context, g *globals) (cluster.Backend, *engine.Exe
 	if err := json.Unmarshal(data, &le); err != nil {
 		return nil, nil, fmt.Errorf("cluster %q: read %s: %w", g.name, exerciseStateFile, err)
 	}
-	ex, err := engine.LoadExercise(le.File)
+	ex, err := grade.LoadExercise(le.File)
 	if err != nil {
 		return nil, nil, invalid(fmt.Errorf("cluster %q runs exercise %s: %w", g.name, le.Name, err))
 	}
@@ -118,7 +119,7 @@ to remove the cluster.`,
   kubelab check --watch`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, err := engine.LoadExercise(args[0])
+			ex, err := grade.LoadExercise(args[0])
 			if err != nil {
 				return invalid(err)
 			}
@@ -132,7 +133,7 @@ to remove the cluster.`,
 	return cmd
 }
 
-func startExercise(ctx context.Context, g *globals, backend string, ex *engine.Exercise) (err error) {
+func startExercise(ctx context.Context, g *globals, backend string, ex *grade.Exercise) (err error) {
 	t := ex.Spec.Cluster
 	t.Name = g.name
 	if err := up(ctx, g, backend, t); err != nil {
@@ -158,7 +159,7 @@ func startExercise(ctx context.Context, g *globals, backend string, ex *engine.E
 		return cannotRun(err)
 	}
 	defer s.Close(ctx, true)
-	if _, err := s.SetupExercise(ctx, ex); err != nil {
+	if _, err := grade.SetupExercise(ctx, s, ex); err != nil {
 		return cannotRun(fmt.Errorf("exercise %s: %w", ex.Metadata.Name, err))
 	}
 	if err := writeLiveExercise(g, b, ex); err != nil {
@@ -166,7 +167,7 @@ func startExercise(ctx context.Context, g *globals, backend string, ex *engine.E
 	}
 	w := g.streams.Err
 	fmt.Fprintln(w)
-	if err := engine.WriteLiveStatement(w, ex); err != nil {
+	if err := grade.WriteLiveStatement(w, ex); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nExercise %s is running on cluster %q. Check your work with: kubelab check --name %s (--watch, --final); give up with: kubelab solve --name %s; remove it with: kubelab exercise stop --name %s\n",
@@ -242,18 +243,18 @@ below it.`,
 				return cannotRun(err)
 			}
 			defer s.Close(cmd.Context(), true)
-			o := engine.CheckOptions{Final: f.final, Patience: f.patience}
-			var gr *engine.Grade
+			o := grade.CheckOptions{Final: f.final, Patience: f.patience}
+			var gr *grade.Grade
 			if f.watch {
 				gr = watchChecks(cmd.Context(), g, s, ex, o)
 			} else {
-				gr = s.CheckExercise(cmd.Context(), ex, o)
-				engine.WriteGradeSummary(g.streams.Out, gr)
+				gr = grade.CheckExercise(cmd.Context(), s, ex, o)
+				grade.WriteSummary(g.streams.Out, gr)
 			}
 			if cmd.Context().Err() != nil {
 				return cmd.Context().Err()
 			}
-			if err := writeFile(f.json, func(w io.Writer) error { return engine.WriteGradeJSON(w, gr) }); err != nil {
+			if err := writeFile(f.json, func(w io.Writer) error { return grade.WriteJSON(w, gr) }); err != nil {
 				return err
 			}
 			return checkVerdict(ex, gr, f.final)
@@ -268,10 +269,10 @@ below it.`,
 }
 
 // checkVerdict is the error (exit code) of a live check's grade.
-func checkVerdict(ex *engine.Exercise, gr *engine.Grade, final bool) error {
+func checkVerdict(ex *grade.Exercise, gr *grade.Grade, final bool) error {
 	skipped := 0
 	for _, c := range gr.Checks {
-		if c.Error == engine.SkippedDestructive {
+		if c.Error == grade.SkippedDestructive {
 			skipped += c.Points
 		}
 	}
@@ -280,7 +281,7 @@ func checkVerdict(ex *engine.Exercise, gr *engine.Grade, final bool) error {
 		note = fmt.Sprintf(" (%d points in destructive checks not run: kubelab check --final)", skipped)
 	}
 	switch {
-	case gr.Status == engine.GradeError:
+	case gr.Status == grade.StatusError:
 		return cannotRun(fmt.Errorf("%w: %s", ErrNotGraded, gr.Error))
 	case !gr.Passed:
 		return withCode(ExitFailed, fmt.Errorf("%s: score %d/%d is %w %d%s", ex.Metadata.Name, gr.Score, gr.Max, ErrNotPassed, gr.PassingScore, note))
@@ -300,10 +301,10 @@ const watchResync = 5 * time.Second
 // cluster: on a terminal it redraws the checklist in place until ctx
 // ends; otherwise it prints each evaluation and returns once every check
 // it runs passes. It returns the last grade.
-func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *engine.Exercise, o engine.CheckOptions) *engine.Grade {
+func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *grade.Exercise, o grade.CheckOptions) *grade.Grade {
 	tty := isTerminal(g.streams.Out)
 	for n := 1; ; n++ {
-		gr := s.CheckExercise(ctx, ex, o)
+		gr := grade.CheckExercise(ctx, s, ex, o)
 		if ctx.Err() != nil {
 			return gr
 		}
@@ -312,7 +313,7 @@ func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *engine.
 			b.WriteString("\x1b[H\x1b[2J") // home, clear: redraw in place
 		}
 		fmt.Fprintf(&b, "[%s] evaluation %d: %d/%d", time.Now().Format("15:04:05"), n, gr.Score, gr.Max)
-		engine.WriteGradeSummary(&b, gr)
+		grade.WriteSummary(&b, gr)
 		if tty {
 			b.WriteString("\nWatching the cluster; Ctrl-C to stop.\n")
 		}
@@ -342,13 +343,13 @@ func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *engine.
 
 // allRunPassed says whether every check that ran passed (skipped
 // destructive checks do not count).
-func allRunPassed(gr *engine.Grade) bool {
+func allRunPassed(gr *grade.Grade) bool {
 	for _, c := range gr.Checks {
-		if c.Status != engine.Passed && c.Error != engine.SkippedDestructive {
+		if c.Status != engine.Passed && c.Error != grade.SkippedDestructive {
 			return false
 		}
 	}
-	return gr.Status == engine.Graded
+	return gr.Status == grade.StatusGraded
 }
 
 func drain(c <-chan struct{}) {
@@ -371,7 +372,7 @@ func newSolveCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sub, err := engine.ReadSubmission(filepath.Join(ex.Dir(), "solution"), &ex.Spec.Submission)
+			sub, err := grade.ReadSubmission(filepath.Join(ex.Dir(), "solution"), &ex.Spec.Submission)
 			if err != nil {
 				return invalid(fmt.Errorf("exercise %s: reference solution: %w", ex.Metadata.Name, err))
 			}
@@ -384,7 +385,7 @@ func newSolveCommand(g *globals) *cobra.Command {
 				return cannotRun(err)
 			}
 			defer s.Close(cmd.Context(), true)
-			gr, err := s.ApplySubmission(cmd.Context(), ex, sub)
+			gr, err := grade.ApplySubmission(cmd.Context(), s, ex, sub)
 			if err != nil {
 				return cannotRun(err)
 			}

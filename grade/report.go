@@ -1,4 +1,4 @@
-package engine
+package grade
 
 import (
 	"encoding/csv"
@@ -10,12 +10,15 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/junit"
 )
 
-// WriteGradeSummary prints a grade for people: what was refused and
+// WriteSummary prints a grade for people: what was refused and
 // applied, each check with its points, and for failed checks what was
 // expected, what was observed and the hint; then the score.
-func WriteGradeSummary(w io.Writer, g *Grade) {
+func WriteSummary(w io.Writer, g *Grade) {
 	who := ""
 	if g.Learner != "" {
 		who = " (learner " + g.Learner + ")"
@@ -46,22 +49,22 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 		fmt.Fprintf(w, "\nIgnored (not manifests): %s\n", strings.Join(g.Ignored, ", "))
 	}
 	switch g.Status {
-	case GradeError:
+	case StatusError:
 		fmt.Fprintf(w, "\nCould not grade: %s\n", indent(g.Error, "   "))
-	case GradeRefused:
+	case StatusRefused:
 		fmt.Fprintf(w, "\nScore 0: %s\n", indent(g.Error, "   "))
 	}
 	fmt.Fprintf(w, "\nChecks:\n")
 	for _, c := range g.Checks {
 		mark := "✔"
 		switch c.Status {
-		case Skipped:
+		case engine.Skipped:
 			mark = "–"
-		case Failed:
+		case engine.Failed:
 			mark = "✘"
 		}
 		fmt.Fprintf(w, "   %s %2d/%-2d %s\n", mark, c.Earned, c.Points, c.Name)
-		if c.Status == Passed {
+		if c.Status == engine.Passed {
 			continue
 		}
 		if c.Error == SkippedDestructive {
@@ -82,10 +85,13 @@ func WriteGradeSummary(w io.Writer, g *Grade) {
 	fmt.Fprintf(w, "\nScore: %d/%d, %s (passing score %d)\n", g.Score, g.Max, verdict(g), g.PassingScore)
 }
 
+// indent puts pad after every line break of s.
+func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }
+
 // verdict is PASSED, FAILED or ERROR.
 func verdict(g *Grade) string {
 	switch {
-	case g.Status == GradeError:
+	case g.Status == StatusError:
 		return "ERROR"
 	case g.Passed:
 		return "PASSED"
@@ -93,10 +99,10 @@ func verdict(g *Grade) string {
 	return "FAILED"
 }
 
-// WriteGradeJSON writes a grade as JSON: score, max, passing score,
+// WriteJSON writes a grade as JSON: score, max, passing score,
 // refusals, applied objects, checks (expected and observed values,
 // operations) and timeline. Durations are in seconds.
-func WriteGradeJSON(w io.Writer, g *Grade) error {
+func WriteJSON(w io.Writer, g *Grade) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(g)
@@ -124,13 +130,13 @@ func (c CheckResult) MarshalJSON() ([]byte, error) {
 // junitGradeCase is a testcase with properties (points), which the lab
 // report's testcases do not carry.
 type junitGradeCase struct {
-	Name       string          `xml:"name,attr"`
-	Classname  string          `xml:"classname,attr"`
-	Time       float64         `xml:"time,attr"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Failure    *junitFailure   `xml:"failure,omitempty"`
-	Error      *junitFailure   `xml:"error,omitempty"`
-	SystemOut  string          `xml:"system-out,omitempty"`
+	Name       string           `xml:"name,attr"`
+	Classname  string           `xml:"classname,attr"`
+	Time       float64          `xml:"time,attr"`
+	Properties []junit.Property `xml:"properties>property,omitempty"`
+	Failure    *junit.Failure   `xml:"failure,omitempty"`
+	Error      *junit.Failure   `xml:"error,omitempty"`
+	SystemOut  string           `xml:"system-out,omitempty"`
 }
 
 type junitGradeSuite struct {
@@ -140,7 +146,7 @@ type junitGradeSuite struct {
 	Errors     int              `xml:"errors,attr"`
 	Time       float64          `xml:"time,attr"`
 	Timestamp  string           `xml:"timestamp,attr"`
-	Properties []junitProperty  `xml:"properties>property,omitempty"`
+	Properties []junit.Property `xml:"properties>property,omitempty"`
 	Cases      []junitGradeCase `xml:"testcase"`
 	SystemOut  string           `xml:"system-out,omitempty"`
 	SystemErr  string           `xml:"system-err,omitempty"`
@@ -156,12 +162,12 @@ type junitGradeSuites struct {
 	Suites   []junitGradeSuite `xml:"testsuite"`
 }
 
-// WriteGradeJUnit writes one testsuite per grade and one testcase per
+// WriteJUnit writes one testsuite per grade and one testcase per
 // check, with the check's points and earned points as testcase
 // properties and the score as suite properties. A failed check's failure
 // carries what was expected, what was observed and the hint; refusals go
 // to the suite's system-err, the timeline to its system-out.
-func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
+func WriteJUnit(w io.Writer, grades []*Grade) error {
 	all := junitGradeSuites{Name: "kubelab grade"}
 	for _, g := range grades {
 		name := g.Exercise
@@ -169,7 +175,7 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 			name += "/" + g.Learner
 		}
 		s := junitGradeSuite{Name: name, Time: g.Duration.Seconds(), Timestamp: g.Started.UTC().Format(time.RFC3339)}
-		s.Properties = []junitProperty{
+		s.Properties = []junit.Property{
 			{Name: "exercise", Value: g.Exercise}, {Name: "learner", Value: g.Learner}, {Name: "submission", Value: g.Submission},
 			{Name: "score", Value: strconv.Itoa(g.Score)}, {Name: "max", Value: strconv.Itoa(g.Max)},
 			{Name: "passingScore", Value: strconv.Itoa(g.PassingScore)}, {Name: "passed", Value: strconv.FormatBool(g.Passed)},
@@ -177,7 +183,7 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 		}
 		var errs strings.Builder
 		for _, r := range g.Refused {
-			s.Properties = append(s.Properties, junitProperty{Name: "refused", Value: r.Error()})
+			s.Properties = append(s.Properties, junit.Property{Name: "refused", Value: r.Error()})
 			fmt.Fprintf(&errs, "%s\n", r.Error())
 		}
 		for _, o := range g.Objects {
@@ -195,25 +201,25 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 		}
 		s.SystemOut = tl.String()
 		for _, c := range g.Checks {
-			tc := junitGradeCase{Name: c.Name, Classname: name, Time: c.Duration.Seconds(), Properties: []junitProperty{
+			tc := junitGradeCase{Name: c.Name, Classname: name, Time: c.Duration.Seconds(), Properties: []junit.Property{
 				{Name: "points", Value: strconv.Itoa(c.Points)}, {Name: "earned", Value: strconv.Itoa(c.Earned)},
 			}}
 			var out strings.Builder
-			for _, o := range append(append([]OpResult{}, c.Ops...), c.Finally...) {
+			for _, o := range append(append([]engine.OpResult{}, c.Ops...), c.Finally...) {
 				fmt.Fprintf(&out, "[%s %.3fs] %s\n", o.Status, o.Duration.Seconds(), o.Summary)
 			}
 			tc.SystemOut = out.String()
 			switch {
-			case c.Status == Passed:
-			case g.Status == GradeError:
-				tc.Error = &junitFailure{Message: firstLine(c.Error), Type: "NotGraded", Body: c.Error}
+			case c.Status == engine.Passed:
+			case g.Status == StatusError:
+				tc.Error = &junit.Failure{Message: firstLine(c.Error), Type: "NotGraded", Body: c.Error}
 				s.Errors++
 			default:
 				msg := firstLine(c.Error)
 				if c.Expected != "" {
 					msg = "expected " + firstLine(c.Expected)
 				}
-				tc.Failure = &junitFailure{Message: msg, Type: "CheckFailed", Body: checkDetails(c)}
+				tc.Failure = &junit.Failure{Message: msg, Type: "CheckFailed", Body: checkDetails(c)}
 				s.Failures++
 			}
 			s.Cases = append(s.Cases, tc)
@@ -225,7 +231,7 @@ func WriteGradeJUnit(w io.Writer, grades []*Grade) error {
 		all.Errors += s.Errors
 		all.Time += s.Time
 	}
-	return encodeJUnit(w, all)
+	return junit.Encode(w, all)
 }
 
 // checkDetails is a failed check's expected, observed, hint and error.
@@ -248,11 +254,11 @@ func firstLine(s string) string {
 	return l
 }
 
-// WriteGradeMarkdown writes a grade as Markdown fit for a CI job summary
+// WriteMarkdown writes a grade as Markdown fit for a CI job summary
 // ($GITHUB_STEP_SUMMARY): the verdict and score, refused objects, a table
 // of checks, and for each failed check its hint, what was expected and
 // what was observed.
-func WriteGradeMarkdown(w io.Writer, g *Grade) error {
+func WriteMarkdown(w io.Writer, g *Grade) error {
 	var b strings.Builder
 	icon := map[string]string{"PASSED": "✅", "FAILED": "❌", "ERROR": "⚠️"}[verdict(g)]
 	fmt.Fprintf(&b, "## %s %s: %d/%d (%s, passing score %d)\n\n", icon, g.Exercise, g.Score, g.Max, strings.ToLower(verdict(g)), g.PassingScore)
@@ -262,9 +268,9 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 	}
 	fmt.Fprintf(&b, " · submission `%s` · graded in %s\n\n", mdCode(g.Submission), g.Duration.Round(time.Second))
 	switch g.Status {
-	case GradeError:
+	case StatusError:
 		fmt.Fprintf(&b, "> **Could not grade:** %s\n\n", mdInline(g.Error))
-	case GradeRefused:
+	case StatusRefused:
 		fmt.Fprintf(&b, "> **Score 0:** %s\n\n", mdInline(g.Error))
 	}
 	if len(g.Refused) > 0 {
@@ -294,14 +300,14 @@ func WriteGradeMarkdown(w io.Writer, g *Grade) error {
 	fmt.Fprintf(&b, "### Checks\n\n| | Check | Points |\n|---|---|---|\n")
 	for _, c := range g.Checks {
 		mark := "✅"
-		if c.Status != Passed {
+		if c.Status != engine.Passed {
 			mark = "❌"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d/%d |\n", mark, mdCell(c.Name), c.Earned, c.Points)
 	}
 	fmt.Fprintf(&b, "| | **Total** | **%d/%d** |\n\n", g.Score, g.Max)
 	for _, c := range g.Checks {
-		if c.Status == Passed {
+		if c.Status == engine.Passed {
 			continue
 		}
 		fmt.Fprintf(&b, "#### ❌ %s (0/%d)\n\n", mdInline(c.Name), c.Points)
@@ -382,7 +388,7 @@ type ScoreboardRow struct {
 	Max int `json:"max"`
 	// Passed says whether Score reached the passing score.
 	Passed bool `json:"passed"`
-	// Status is Graded or GradeError.
+	// Status is StatusGraded or StatusError.
 	Status string `json:"status"`
 	// Earned is the points of each check, in the order of Checks.
 	Earned []int `json:"earned"`
@@ -467,7 +473,7 @@ func (sb *Scoreboard) WriteTable(w io.Writer) error {
 
 func rowVerdict(r ScoreboardRow) string {
 	switch {
-	case r.Status == GradeError:
+	case r.Status == StatusError:
 		return "ERROR"
 	case r.Passed:
 		return "PASSED"

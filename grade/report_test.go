@@ -1,4 +1,4 @@
-package engine
+package grade
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kubelab.dev/kubelab/engine"
 )
 
 // sampleGrade is a grade with every kind of content a report shows: a
@@ -23,7 +25,7 @@ func sampleGrade() (*Exercise, *Grade) {
 	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	g := &Grade{
 		Exercise: "spread", Title: "Spread | replicas", File: "exercises/spread/exercise.yaml", Learner: "alice",
-		Submission: "class/alice", Status: Graded, Score: 2, Max: 8, PassingScore: 4, Started: start,
+		Submission: "class/alice", Status: StatusGraded, Score: 2, Max: 8, PassingScore: 4, Started: start,
 		Duration: 42 * time.Second, BootDuration: 5 * time.Second,
 		Refused: []Refusal{{File: "debug.yaml", Line: 1, Column: 1, Object: "Pod default/debug", Rule: RulePrivileged,
 			Message: `container "sh" sets securityContext.privileged: true`}},
@@ -33,31 +35,31 @@ func sampleGrade() (*Exercise, *Grade) {
 		},
 		Ignored: []string{"README.md"},
 		Checks: []CheckResult{
-			{Name: "three ready replicas", Points: 2, Earned: 2, Status: Passed, Hint: "h1", Explanation: "e1", Duration: time.Second},
-			{Name: "one per node", Points: 3, Status: Failed, Hint: "Look at\n  anti-affinity.", Explanation: "Replicas on one node die together.",
+			{Name: "three ready replicas", Points: 2, Earned: 2, Status: engine.Passed, Hint: "h1", Explanation: "e1", Duration: time.Second},
+			{Name: "one per node", Points: 3, Status: engine.Failed, Hint: "Look at\n  anti-affinity.", Explanation: "Replicas on one node die together.",
 				Expected: "`len(uniq(map(pods(\"app=web\"), .node))) == 3` to hold within 10s",
 				Observed: "  len(uniq(map(pods(\"app=web\"), .node))) = 1", Error: "wait (exercise.yaml:60): expected ...", Duration: 10 * time.Second,
-				Ops: []OpResult{{Kind: "wait", Summary: "wait len(...) == 3", Status: Failed, Duration: 10 * time.Second}}},
-			{Name: "can-i", Points: 1, Status: Failed, Hint: "Grant read verbs only.", Explanation: "e3",
+				Ops: []engine.OpResult{{Kind: "wait", Summary: "wait len(...) == 3", Status: engine.Failed, Duration: 10 * time.Second}}},
+			{Name: "can-i", Points: 1, Status: engine.Failed, Hint: "Grant read verbs only.", Explanation: "e3",
 				Expected: "`kubectl auth can-i delete pods` to fail with output matching /^no/", Observed: "it succeeded; output: yes"},
-			{Name: "survives a node", Points: 2, Status: Failed, Hint: "h4", Explanation: "e4",
+			{Name: "survives a node", Points: 2, Status: engine.Failed, Hint: "h4", Explanation: "e4",
 				Error: "not run: the exercise's time limit of 5m0s was reached"},
 		},
-		Timeline: []TimelineEvent{{At: time.Second, Kind: EventStep, Subject: "one per node", Detail: "started"}},
+		Timeline: []engine.TimelineEvent{{At: time.Second, Kind: engine.EventStep, Subject: "one per node", Detail: "started"}},
 	}
 	return ex, g
 }
 
 // TestGradeReports compares each report of a sample grade with its golden
-// file (testdata/exercise/golden; rewrite them with -update).
+// file (testdata/golden; rewrite them with -update).
 func TestGradeReports(t *testing.T) {
 	ex, g := sampleGrade()
-	sb := NewScoreboard(ex, []*Grade{g, {Learner: "bob", Status: GradeError, Max: 8, Error: "cluster did not come up\nmore"}})
+	sb := NewScoreboard(ex, []*Grade{g, {Learner: "bob", Status: StatusError, Max: 8, Error: "cluster did not come up\nmore"}})
 	for name, write := range map[string]func(*bytes.Buffer) error{
-		"summary.txt":    func(b *bytes.Buffer) error { WriteGradeSummary(b, g); return nil },
-		"summary.md":     func(b *bytes.Buffer) error { return WriteGradeMarkdown(b, g) },
-		"junit.xml":      func(b *bytes.Buffer) error { return WriteGradeJUnit(b, []*Grade{g}) },
-		"grade.json":     func(b *bytes.Buffer) error { return WriteGradeJSON(b, g) },
+		"summary.txt":    func(b *bytes.Buffer) error { WriteSummary(b, g); return nil },
+		"summary.md":     func(b *bytes.Buffer) error { return WriteMarkdown(b, g) },
+		"junit.xml":      func(b *bytes.Buffer) error { return WriteJUnit(b, []*Grade{g}) },
+		"grade.json":     func(b *bytes.Buffer) error { return WriteJSON(b, g) },
 		"scoreboard.csv": func(b *bytes.Buffer) error { return sb.WriteCSV(b) },
 		"scoreboard.md":  func(b *bytes.Buffer) error { return sb.WriteMarkdown(b) },
 		"scoreboard.txt": func(b *bytes.Buffer) error { return sb.WriteTable(b) },
@@ -67,7 +69,7 @@ func TestGradeReports(t *testing.T) {
 			if err := write(&b); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "exercise", "golden", name)
+			golden := filepath.Join("testdata", "golden", name)
 			if *update {
 				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
@@ -86,7 +88,7 @@ func TestGradeReports(t *testing.T) {
 }
 
 func TestExerciseStatementHidesTheAnswers(t *testing.T) {
-	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	ex, err := LoadExercise("testdata/valid-full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestGradeMarkdownEscapesPipesInCells(t *testing.T) {
 	g.Refused[0].Object = "Pod default/a|b"
 	g.Objects[1].File = "w|eb.yaml"
 	var b bytes.Buffer
-	if err := WriteGradeMarkdown(&b, g); err != nil {
+	if err := WriteMarkdown(&b, g); err != nil {
 		t.Fatal(err)
 	}
 	rows := 0

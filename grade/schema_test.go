@@ -1,8 +1,9 @@
-package engine
+package grade
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,17 +11,24 @@ import (
 
 	"github.com/invopop/jsonschema"
 	"gopkg.in/yaml.v3"
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/loadertest"
 )
 
 // exerciseSchemaFile is the committed JSON Schema of exercise files,
 // relative to this package.
 const exerciseSchemaFile = "../schema/exercise.v1alpha1.json"
 
+var update = flag.Bool("update", false, "rewrite "+exerciseSchemaFile+" and the golden reports (testdata/golden) from the code")
+
 // generateExerciseSchema reflects the JSON Schema of exercise files from
 // the Go types, with their doc comments as descriptions.
 func generateExerciseSchema() ([]byte, error) {
-	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: schemaMapper}
-	if err := r.AddGoComments("kubelab.dev/kubelab/engine", ".", jsonschema.WithFullComment()); err != nil {
+	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: loadertest.Mapper}
+	if err := r.AddGoComments("kubelab.dev/kubelab/grade", ".", jsonschema.WithFullComment()); err != nil {
+		return nil, err
+	}
+	if err := r.AddGoComments("kubelab.dev/kubelab/engine", "../engine", jsonschema.WithFullComment()); err != nil {
 		return nil, err
 	}
 	if err := r.AddGoComments("kubelab.dev/kubelab/cluster", "../cluster", jsonschema.WithFullComment()); err != nil {
@@ -28,9 +36,9 @@ func generateExerciseSchema() ([]byte, error) {
 	}
 	s := r.Reflect(&Exercise{})
 	s.ID = "https://kubelab.dev/schema/exercise.v1alpha1.json"
-	s.Title = "kubelab exercise file (" + APIVersion + ", kind " + KindExercise + ")"
+	s.Title = "kubelab exercise file (" + engine.APIVersion + ", kind " + KindExercise + ")"
 	op := s.Definitions["Operation"]
-	for _, k := range OperationKinds() {
+	for _, k := range engine.OperationKinds() {
 		op.OneOf = append(op.OneOf, &jsonschema.Schema{Required: []string{k}})
 	}
 	m := s.Definitions["ManifestOp"]
@@ -60,7 +68,7 @@ func TestExerciseSchema(t *testing.T) {
 	}
 	have, err := os.ReadFile(exerciseSchemaFile)
 	if err != nil || !bytes.Equal(have, got) {
-		t.Fatalf("%s is stale or missing (%v); regenerate it with:\n\tgo test ./engine -run TestExerciseSchema -update", filepath.Clean(exerciseSchemaFile), err)
+		t.Fatalf("%s is stale or missing (%v); regenerate it with:\n\tgo test ./grade -run TestExerciseSchema -update", filepath.Clean(exerciseSchemaFile), err)
 	}
 }
 
@@ -69,7 +77,7 @@ func TestExerciseSchemaSanity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var root schemaDoc
+	var root loadertest.Schema
 	if err := json.Unmarshal(data, &root); err != nil {
 		t.Fatalf("%s is not valid JSON: %v", exerciseSchemaFile, err)
 	}
@@ -90,7 +98,7 @@ func TestExerciseSchemaSanity(t *testing.T) {
 	}
 	// Every valid exercise, and every shipped one, conforms to the
 	// schema's structure.
-	files, _ := filepath.Glob("testdata/exercise/valid-*.yaml")
+	files, _ := filepath.Glob("testdata/valid-*.yaml")
 	shipped, _ := filepath.Glob("../exercises/*/" + ExerciseFile)
 	for _, f := range append(files, shipped...) {
 		src, err := os.ReadFile(f)
@@ -101,6 +109,6 @@ func TestExerciseSchemaSanity(t *testing.T) {
 		if err := yaml.Unmarshal(src, &doc); err != nil {
 			t.Fatal(err)
 		}
-		conform(t, f, &root, &root, doc.Content[0])
+		loadertest.Conform(t, f, &root, &root, doc.Content[0])
 	}
 }

@@ -1,4 +1,4 @@
-package engine_test
+package grade_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
+	"kubelab.dev/kubelab/grade"
 )
 
 // TestGradeTimeLimit grades on a real cluster an exercise whose time
@@ -22,7 +23,7 @@ func TestGradeTimeLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a cluster; skipped with -short")
 	}
-	ex, err := engine.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise
 metadata: {name: slow, title: Slow}
 spec:
@@ -53,14 +54,14 @@ spec:
 		t.Fatal(err)
 	}
 	start := time.Now()
-	g, err := enginetest.Runner(t).Grade(context.WithoutCancel(t.Context()), ex, &engine.Submission{Dir: "none"}, "")
+	g, err := grade.Run(context.WithoutCancel(t.Context()), enginetest.Runner(t), ex, &grade.Submission{Dir: "none"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took > 90*time.Second {
 		t.Errorf("grading took %s despite a 30s time limit", took)
 	}
-	if g.Status != engine.Graded || !g.TimedOut || g.Score != 1 || g.Passed {
+	if g.Status != grade.StatusGraded || !g.TimedOut || g.Score != 1 || g.Passed {
 		t.Fatalf("status %s, timed out %v, score %d/%d, passed %v; want graded, timed out, 1/6, not passed", g.Status, g.TimedOut, g.Score, g.Max, g.Passed)
 	}
 	if c := g.Checks[1]; c.Status != engine.Failed || !strings.Contains(c.Error, "time limit of 30s was reached") || c.Observed == "" {
@@ -75,7 +76,7 @@ spec:
 // reported before any cluster is asked for, and a submission with nothing
 // left to apply scores 0 without a cluster.
 func TestGradeRefusalsComeFirstAndNothingValidBootsNothing(t *testing.T) {
-	ex, err := engine.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise
 metadata: {name: tiny, title: Tiny}
 spec:
@@ -110,15 +111,15 @@ spec:
 			return nil, errors.New("no cluster in this test")
 		},
 	}
-	sub, err := engine.ReadSubmission(dir, &ex.Spec.Submission)
+	sub, err := grade.ReadSubmission(dir, &ex.Spec.Submission)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := r.Grade(t.Context(), ex, sub, "")
+	g, err := grade.Run(t.Context(), r, ex, sub, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if boots != 0 || g.Status != engine.GradeRefused || g.Score != 0 || g.Passed || !strings.Contains(g.Error, "nothing to grade") {
+	if boots != 0 || g.Status != grade.StatusRefused || g.Score != 0 || g.Passed || !strings.Contains(g.Error, "nothing to grade") {
 		t.Errorf("all refused: %d boots, status %s, score %d, error %q; want no boot, refused, 0, a reason", boots, g.Status, g.Score, g.Error)
 	}
 	if len(g.Checks) != 1 || g.Checks[0].Status != engine.Skipped {
@@ -128,10 +129,10 @@ spec:
 	// With something valid left, the refusal still comes before the boot.
 	write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
 	events = nil
-	if sub, err = engine.ReadSubmission(dir, &ex.Spec.Submission); err != nil {
+	if sub, err = grade.ReadSubmission(dir, &ex.Spec.Submission); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Grade(t.Context(), ex, sub, ""); err != nil {
+	if _, err := grade.Run(t.Context(), r, ex, sub, ""); err != nil {
 		t.Fatal(err)
 	}
 	if boots == 0 || len(events) < 2 || !strings.Contains(events[0], "pod.yaml:1:1: Pod default/p: refused (kind-not-allowed)") {

@@ -1,4 +1,4 @@
-package engine
+package grade
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"kubelab.dev/kubelab/engine"
 )
 
 // Rules a refused part of a submission broke; Refusal.Rule is one of them.
@@ -109,7 +111,7 @@ func (r Refusal) Error() string {
 // contract, ready to apply.
 type SubmittedObject struct {
 	// Object is the decoded object; Object.File is the full path.
-	Object
+	engine.Object
 	// RelFile is the file relative to the submission directory.
 	RelFile string
 	// Kind, Namespace ("" when cluster-scoped) and Name of the object.
@@ -230,8 +232,8 @@ func (r *submissionReader) file(rel string) {
 	case err != nil:
 		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: err.Error()})
 		return
-	case info.Size() > maxManifestSize:
-		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: fmt.Sprintf("too large: %d bytes, want at most %d", info.Size(), maxManifestSize)})
+	case info.Size() > engine.MaxManifestSize:
+		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: fmt.Sprintf("too large: %d bytes, want at most %d", info.Size(), engine.MaxManifestSize)})
 		return
 	case r.read+info.Size() > maxSubmissionBytes:
 		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: fmt.Sprintf("not read: the submission's files add up to more than %d bytes", maxSubmissionBytes)})
@@ -243,10 +245,8 @@ func (r *submissionReader) file(rel string) {
 		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: err.Error()})
 		return
 	}
-	probs := &Problems{}
-	c := newChecker(newDecoder(rel, probs), r.s.Dir, data)
-	objs := c.parseObjects(data, "", rel, func(line, col int) Pos { return Pos{Line: line, Column: col} })
-	for _, p := range probs.List {
+	objs, probs := engine.ParseManifest(rel, data)
+	for _, p := range probs {
 		if len(objs) == 0 && strings.HasPrefix(p.Message, "no objects") {
 			r.s.Ignored = append(r.s.Ignored, rel) // only comments
 			continue
@@ -261,7 +261,7 @@ func (r *submissionReader) file(rel string) {
 
 // object checks one object: kind, scope, namespace, pod security, and
 // duplicates; it is accepted only if it breaks no rule.
-func (r *submissionReader) object(rel string, o Object) {
+func (r *submissionReader) object(rel string, o engine.Object) {
 	kind, _ := o.Content["kind"].(string)
 	apiVersion, _ := o.Content["apiVersion"].(string)
 	meta, _ := o.Content["metadata"].(map[string]any)

@@ -1,4 +1,4 @@
-package engine
+package grade
 
 import (
 	"fmt"
@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine"
 )
 
-// KindExercise is the kind of an exercise file (apiVersion APIVersion).
+// KindExercise is the kind of an exercise file (apiVersion
+// engine.APIVersion).
 const KindExercise = "Exercise"
 
 // ExerciseFile is the name of the exercise file inside an exercise
@@ -117,7 +119,7 @@ type ExerciseSpec struct {
 	// Setup runs before the submission is applied (lab operations): the
 	// existing workloads, taints or objects the task starts from. A setup
 	// failure is an error of the exercise, not of the submission.
-	Setup []Operation `json:"setup,omitempty" yaml:"setup,omitempty"`
+	Setup []engine.Operation `json:"setup,omitempty" yaml:"setup,omitempty"`
 	// Submission is the contract a submission must respect.
 	Submission Contract `json:"submission" yaml:"submission"`
 	// Checks are graded in order; each is worth its points when all of
@@ -249,7 +251,7 @@ type Check struct {
 	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 	// Try lists the operations, run in order until one fails; the check
 	// passes when all pass.
-	Try []Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
+	Try []engine.Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
 	// Destructive marks a check that hurts the cluster (takes a node
 	// down, drains, kills a component): `kubelab check` on a live
 	// cluster skips it and says so; `kubelab check --final` and `kubelab
@@ -258,13 +260,13 @@ type Check struct {
 	// Finally runs after try whether it passed or not, e.g. nodeUp or
 	// uncordon to undo a fault for the next checks. It does not change
 	// the check's verdict.
-	Finally []Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
+	Finally []engine.Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
 
-	pos Pos
+	pos engine.Pos
 }
 
 // Pos is where the check starts in the exercise file.
-func (c *Check) Pos() Pos { return c.pos }
+func (c *Check) Pos() engine.Pos { return c.pos }
 
 // Sample is a submission shipped with the exercise and the score it must
 // get.

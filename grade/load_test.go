@@ -1,4 +1,4 @@
-package engine
+package grade
 
 import (
 	"errors"
@@ -7,10 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/loadertest"
 )
 
 func TestLoadExerciseValid(t *testing.T) {
-	files, err := filepath.Glob("testdata/exercise/valid-*.yaml")
+	files, err := filepath.Glob("testdata/valid-*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no valid fixtures: %v", err)
 	}
@@ -20,16 +23,16 @@ func TestLoadExerciseValid(t *testing.T) {
 			t.Errorf("LoadExercise(%s):\n%v", f, err)
 			continue
 		}
-		eachExerciseOp(ex, func(op *Operation, path string) {
+		for path, op := range exerciseOps(ex) {
 			if op.Pos().Line == 0 || op.Timeout.Duration <= 0 {
 				t.Errorf("%s: %s has no position or timeout", f, path)
 			}
-		})
+		}
 	}
 }
 
 func TestLoadExerciseDefaults(t *testing.T) {
-	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	ex, err := LoadExercise("testdata/valid-full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +55,7 @@ func TestLoadExerciseDefaults(t *testing.T) {
 		t.Errorf("binding recorded in setup not known: %v", ex.bindings)
 	}
 
-	min, err := LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+	min, err := LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise
 metadata: {name: m, title: M}
 spec:
@@ -92,40 +95,28 @@ func TestLoadExerciseDirectory(t *testing.T) {
 }
 
 func TestLoadExerciseInvalid(t *testing.T) {
-	files, err := filepath.Glob("testdata/exercise/invalid-*.yaml")
+	files, err := filepath.Glob("testdata/invalid-*.yaml")
 	if err != nil || len(files) < 8 {
 		t.Fatalf("%d invalid fixtures (%v), want at least 8", len(files), err)
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
-			wants := readWants(t, f)
+			wants := loadertest.Wants(t, f)
 			if len(wants) == 0 {
 				t.Fatalf("%s has no # want: lines", f)
 			}
 			ex, err := LoadExercise(f)
-			var ps *Problems
+			var ps *engine.Problems
 			if !errors.As(err, &ps) {
 				t.Fatalf("LoadExercise = %v, %v; want *Problems", ex, err)
 			}
-			for i := range max(len(wants), len(ps.List)) {
-				switch {
-				case i >= len(ps.List):
-					t.Errorf("missing problem %s:%d:%d: %s", wants[i].file, wants[i].line, wants[i].col, wants[i].text)
-				case i >= len(wants):
-					t.Errorf("unexpected problem %s", ps.List[i].Error())
-				default:
-					p, w := ps.List[i], wants[i]
-					if p.File != w.file || p.Line != w.line || p.Column != w.col || !strings.Contains(p.Error(), w.text) {
-						t.Errorf("problem %d:\n got %s\nwant %s:%d:%d: ...%s...", i, p.Error(), w.file, w.line, w.col, w.text)
-					}
-				}
-			}
+			loadertest.CheckProblems(t, wants, ps.List)
 		})
 	}
 }
 
 func TestLoadExerciseLiveFields(t *testing.T) {
-	ex, err := LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+	ex, err := LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise
 metadata: {name: m, title: M}
 spec:
@@ -152,7 +143,7 @@ spec:
 	if p[1].Namespace != "" || p[1].UIDKey() != "ClusterRole.view" || p[1].DefaultMessage() != "keep it" {
 		t.Errorf("protect[1] = %+v", p[1])
 	}
-	_, err = LoadExerciseBytes("testdata/exercise/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+	_, err = LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise
 metadata: {name: m, title: M}
 spec:
@@ -168,7 +159,7 @@ spec:
 }
 
 func TestExerciseCheckLive(t *testing.T) {
-	ex, err := LoadExercise("testdata/exercise/valid-full.yaml")
+	ex, err := LoadExercise("testdata/valid-full.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package grade
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestGradeAsHTMLReport(t *testing.T) {
 	_, g := sampleGrade()
 	var js, page bytes.Buffer
-	if err := WriteJSON(&js, []*Result{g.Result()}); err != nil {
+	if err := engine.WriteJSON(&js, []*engine.Result{g.Result()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.HTML(&page, js.Bytes()); err != nil {
@@ -48,8 +49,8 @@ func TestGradeResultStatus(t *testing.T) {
 	for _, c := range []struct {
 		status string
 		passed bool
-		want   Status
-	}{{Graded, true, Passed}, {Graded, false, Failed}, {GradeRefused, false, "refused"}, {GradeError, false, Errored}} {
+		want   engine.Status
+	}{{StatusGraded, true, engine.Passed}, {StatusGraded, false, engine.Failed}, {StatusRefused, false, "refused"}, {StatusError, false, engine.Errored}} {
 		g := &Grade{Exercise: "x", Status: c.status, Passed: c.passed}
 		if got := g.Result().Status; got != c.want {
 			t.Errorf("grade %s (passed %v): result %s, want %s", c.status, c.passed, got, c.want)

@@ -1,14 +1,15 @@
-package engine
+package grade
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
-	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"kubelab.dev/kubelab/engine"
 )
 
 // LoadExercise reads and checks an exercise: path is an exercise file or
@@ -25,55 +26,48 @@ func LoadExercise(path string) (*Exercise, error) {
 }
 
 // LoadExerciseBytes decodes and checks the content of an exercise file as
-// strictly as a lab file (Load): unknown fields, wrong types, invalid
-// values, setup and check operations (their targets, manifests and
+// strictly as a lab file (engine.Load): unknown fields, wrong types,
+// invalid values, setup and check operations (their targets, manifests and
 // expressions), the contract's kinds and namespaces, check names, the
 // passing score and the samples' directories and documented scores are
 // all checked, and every problem is reported with its file:line:column in
-// a *Problems.
+// an *engine.Problems.
 //
 // On success the defaults are filled in: spec.timeout (10m), the
 // topology's defaults, the contract's namespaces ([default]) and
 // maxObjects (20), every operation's timeout.
 func LoadExerciseBytes(path string, data []byte) (*Exercise, error) {
-	probs := &Problems{}
-	root := parseExercise(path, data, probs)
-	if root == nil {
-		return nil, probs.orNil()
-	}
 	ex := &Exercise{file: path}
-	d := newDecoder(path, probs)
-	d.decode(root, reflect.ValueOf(ex).Elem(), "")
-	if d.budget >= 0 {
-		c := newChecker(d, filepath.Dir(path), data)
-		c.exercise(ex)
+	doc, err := engine.DecodeDocument(path, data, KindExercise, ex)
+	if doc == nil {
+		return nil, err
 	}
-	if err := probs.orNil(); err != nil {
+	c := &checker{doc: doc, dir: filepath.Dir(path)}
+	c.exercise(ex)
+	if err := doc.Err(); err != nil {
 		return nil, err
 	}
 	return ex, nil
 }
 
-// parseExercise is parse with messages that speak of an exercise.
-func parseExercise(path string, data []byte, probs *Problems) *yaml.Node {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err == nil {
-		switch {
-		case len(doc.Content) == 0 || isNull(doc.Content[0]):
-			probs.add(path, Pos{Line: 1, Column: 1}, "", "empty file: want an exercise (apiVersion: %s, kind: %s)", APIVersion, KindExercise)
-			return nil
-		case doc.Content[0].Kind != yaml.MappingNode:
-			probs.add(path, nodePos(doc.Content[0]), "", "wrong type: want an exercise (a mapping), found %s", describeNode(doc.Content[0]))
-			return nil
-		}
-	}
-	return parse(path, data, probs)
+var (
+	dnsLabelRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+// checker checks a decoded exercise beyond its shape, reporting to the
+// document it was decoded from, and fills defaults.
+type checker struct {
+	doc *engine.Document
+	dir string // the exercise's directory: samples are relative to it
 }
+
+func (c *checker) errorAt(path, format string, args ...any) { c.doc.Errorf(path, format, args...) }
 
 // exercise checks a decoded exercise beyond its shape and fills defaults.
 func (c *checker) exercise(ex *Exercise) {
-	if v := ex.APIVersion; v != "" && v != APIVersion {
-		c.errorAt("apiVersion", "want %q, found %q", APIVersion, v)
+	if v := ex.APIVersion; v != "" && v != engine.APIVersion {
+		c.errorAt("apiVersion", "want %q, found %q", engine.APIVersion, v)
 	}
 	if v := ex.Kind; v != "" && v != KindExercise {
 		c.errorAt("kind", "want %q, found %q", KindExercise, v)
@@ -85,21 +79,14 @@ func (c *checker) exercise(ex *Exercise) {
 		c.errorAt("metadata.difficulty", "invalid difficulty %q: want easy, medium or hard", v)
 	}
 	s := &ex.Spec
-	c.cluster(&s.Cluster)
+	c.doc.CheckTopology(&s.Cluster)
 	if s.Timeout.Duration == 0 {
 		s.Timeout.Duration = DefaultExerciseTimeout
 	}
 	c.contract(&s.Submission)
 	c.checks(s.Checks)
-	eachExerciseOp(ex, func(op *Operation, path string) {
-		if r := op.Record; r != nil && identifierRE.MatchString(r.Name) && !c.reserved[r.Name] {
-			if _, dup := c.recorded[r.Name]; !dup {
-				c.recorded[r.Name] = c.at(path + ".record.name")
-			}
-		}
-	})
-	eachExerciseOp(ex, c.operation)
-	ex.bindings = c.bindings
+	c.doc.CheckOperations(exerciseOps(ex))
+	ex.bindings = c.doc.Bindings()
 	total := ex.MaxScore()
 	if len(s.Checks) > 0 && total == 0 {
 		c.errorAt("spec.checks", "every check is worth 0 points: give at least one some points")
@@ -130,7 +117,7 @@ func (c *checker) setupScore(ex *Exercise, total int) {
 	for j, f := range ss.Fails {
 		pts, known := points[f]
 		if !known {
-			c.errorAt(fmt.Sprintf("%s.fails[%d]", p, j), "unknown check %q%s", f, suggest(f, names))
+			c.errorAt(fmt.Sprintf("%s.fails[%d]", p, j), "unknown check %q%s", f, c.doc.Suggest(f, names))
 			ok = false
 		}
 		lost += pts
@@ -150,7 +137,7 @@ func (c *checker) protect(ex *Exercise) {
 		case pr.Kind == "":
 			continue
 		case !known:
-			c.errorAt(p+".kind", "unknown kind %q: want a built-in kind such as Deployment%s", pr.Kind, suggest(pr.Kind, allowableKinds()))
+			c.errorAt(p+".kind", "unknown kind %q: want a built-in kind such as Deployment%s", pr.Kind, c.doc.Suggest(pr.Kind, allowableKinds()))
 			continue
 		case info.namespaced && pr.Namespace == "":
 			pr.Namespace = ex.Spec.Submission.DefaultNamespace()
@@ -167,19 +154,27 @@ func (c *checker) protect(ex *Exercise) {
 	}
 }
 
-// eachExerciseOp calls fn for every operation in the order they run:
-// setup, then each check's try and finally.
-func eachExerciseOp(ex *Exercise, fn func(op *Operation, path string)) {
-	for i := range ex.Spec.Setup {
-		fn(&ex.Spec.Setup[i], fmt.Sprintf("spec.setup[%d]", i))
-	}
-	for i := range ex.Spec.Checks {
-		ch := &ex.Spec.Checks[i]
-		for j := range ch.Try {
-			fn(&ch.Try[j], fmt.Sprintf("spec.checks[%d].try[%d]", i, j))
+// exerciseOps yields every operation with its path, in the order they
+// run: setup, then each check's try and finally.
+func exerciseOps(ex *Exercise) iter.Seq2[string, *engine.Operation] {
+	return func(yield func(string, *engine.Operation) bool) {
+		for i := range ex.Spec.Setup {
+			if !yield(fmt.Sprintf("spec.setup[%d]", i), &ex.Spec.Setup[i]) {
+				return
+			}
 		}
-		for j := range ch.Finally {
-			fn(&ch.Finally[j], fmt.Sprintf("spec.checks[%d].finally[%d]", i, j))
+		for i := range ex.Spec.Checks {
+			ch := &ex.Spec.Checks[i]
+			for j := range ch.Try {
+				if !yield(fmt.Sprintf("spec.checks[%d].try[%d]", i, j), &ch.Try[j]) {
+					return
+				}
+			}
+			for j := range ch.Finally {
+				if !yield(fmt.Sprintf("spec.checks[%d].finally[%d]", i, j), &ch.Finally[j]) {
+					return
+				}
+			}
 		}
 	}
 }
@@ -196,7 +191,7 @@ func (c *checker) contract(k *Contract) {
 		switch {
 		case kind == "":
 		case !known:
-			c.errorAt(at, "unknown kind %q: want a built-in kind such as Deployment%s", kind, suggest(kind, allowableKinds()))
+			c.errorAt(at, "unknown kind %q: want a built-in kind such as Deployment%s", kind, c.doc.Suggest(kind, allowableKinds()))
 		case info.never:
 			c.errorAt(at, "kind %s can never be allowed in a submission: it changes the cluster's own machinery or reaches outside it", kind)
 		case seen[kind]:
@@ -233,10 +228,10 @@ func (c *checker) checks(checks []Check) {
 	if checks != nil && len(checks) == 0 {
 		c.errorAt("spec.checks", "want at least one check")
 	}
-	first := map[string]Pos{}
+	first := map[string]engine.Pos{}
 	for i := range checks {
 		ch, p := &checks[i], fmt.Sprintf("spec.checks[%d]", i)
-		ch.pos = c.at(p)
+		ch.pos = c.doc.Pos(p)
 		if at, dup := first[ch.Name]; dup && ch.Name != "" {
 			c.errorAt(p+".name", "duplicate check name %q (first at line %d)", ch.Name, at.Line)
 		} else {
@@ -280,14 +275,14 @@ func (c *checker) samples(ex *Exercise, total int) {
 		for j, f := range s.Fails {
 			pts, known := names[f]
 			if !known {
-				c.errorAt(fmt.Sprintf("%s.fails[%d]", p, j), "unknown check %q%s", f, suggest(f, checkNames))
+				c.errorAt(fmt.Sprintf("%s.fails[%d]", p, j), "unknown check %q%s", f, c.doc.Suggest(f, checkNames))
 				ok = false
 			}
 			lost += pts
 		}
 		for j, r := range s.Refused {
 			if !slices.Contains(Rules(), r) {
-				c.errorAt(fmt.Sprintf("%s.refused[%d]", p, j), "unknown rule %q: want one of %s%s", r, strings.Join(Rules(), ", "), suggest(r, Rules()))
+				c.errorAt(fmt.Sprintf("%s.refused[%d]", p, j), "unknown rule %q: want one of %s%s", r, strings.Join(Rules(), ", "), c.doc.Suggest(r, Rules()))
 			}
 		}
 		if ok && total > 0 && s.Score != total-lost {

@@ -1,12 +1,10 @@
-package engine
+package grade
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"regexp"
 	"strings"
 	"time"
 
@@ -19,16 +17,13 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 
-	"kubelab.dev/kubelab/assertions"
-	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine"
 )
 
 // The live exercise loop: an exercise's cluster stays up after its setup
-// (Session.SetupExercise), the learner works on it with kubectl, and
-// Session.CheckExercise grades it as it is, as often as wanted, with the
-// same checks, points, hints and report as Runner.Grade.
-
-var dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+// (SetupExercise), the learner works on it with kubectl, and
+// CheckExercise grades it as it is, as often as wanted, with the same
+// checks, points, hints and report as Run.
 
 // Names of what kubelab installs to protect an exercise's objects.
 const (
@@ -39,60 +34,14 @@ const (
 	SetupConfigMap = "kubelab-exercise"
 )
 
-// Attach opens a session on a cluster that is already up (be), without
-// booting it: what `kubelab check` and `kubelab solve` run on. Closing the
-// session with keep leaves the cluster as it is.
-func (r *Runner) Attach(ctx context.Context, name string, be cluster.Backend) (*Session, error) {
-	x := r.newRun(name, be)
-	return x.session(ctx, name, be)
-}
-
-// newRun is the run of a session named name on be.
-func (r *Runner) newRun(name string, be cluster.Backend) *run {
-	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
-	lab := &Lab{Metadata: Metadata{Name: name}}
-	return &run{r: r, lab: lab, c: cluster.New(be, r.logger()), bindings: map[string]any{}, res: res, bg: &background{}}
-}
-
-// session starts watching the cluster of x and returns the session.
-func (x *run) session(ctx context.Context, name string, be cluster.Backend) (*Session, error) {
-	x.start = time.Now()
-	live, err := assertions.NewLive(ctx, x.c, x.start)
-	if err != nil {
-		x.c.Close()
-		return nil, fmt.Errorf("session %s: watch cluster: %w", name, err)
-	}
-	x.live = live
-	x.tl = newTimeline(x.start)
-	s := &Session{x: x, be: be, topo: be.Topology(), types: map[string]reflect.Type{}}
-	s.stop = x.tl.watch(ctx, x.c, live)
-	return s, nil
-}
-
-// Changed receives a value after any object the session watches changed
-// (pods, nodes, endpoints, leases, events...): `kubelab check --watch`
-// re-evaluates on it.
-func (s *Session) Changed() <-chan struct{} { return s.x.live.Changed() }
-
-// useExercise makes the exercise's recorded names known to expressions.
-func (s *Session) useExercise(ex *Exercise) {
-	for k, v := range zeroBindings(ex.bindings) {
-		if _, ok := s.x.bindings[k]; !ok {
-			s.x.bindings[k] = v
-		}
-	}
-	for k, t := range ex.bindings {
-		s.types[k] = t
-	}
-}
-
-// SetupExercise prepares a live exercise on the session's cluster: the
+// SetupExercise prepares a live exercise on the cluster of es: the
 // exercise's setup operations, the contract's namespaces, and the
 // protection of spec.protect. The grade holds the setup's results; the
 // error says why the exercise could not be set up.
-func (s *Session) SetupExercise(ctx context.Context, ex *Exercise) (*Grade, error) {
+func SetupExercise(ctx context.Context, es *engine.Session, ex *Exercise) (*Grade, error) {
 	g := newGrade(ex, nil, "")
-	s.useExercise(ex)
+	s := session{es}
+	s.Declare(ex.bindings)
 	if err := s.gradeSetup(ctx, ex, g); err != nil {
 		return g, err
 	}
@@ -116,25 +65,25 @@ type CheckOptions struct {
 // check did not run.
 const SkippedDestructive = "not run: it hurts the cluster (destructive); kubelab check --final runs it"
 
-// CheckExercise grades the session's cluster as it is with the
-// exercise's checks: the same points, hints and expected and observed
-// values as Runner.Grade, nothing applied, nothing restarted. Destructive
-// checks are skipped (and say so) unless o.Final; they run after the
-// others.
-func (s *Session) CheckExercise(ctx context.Context, ex *Exercise, o CheckOptions) *Grade {
+// CheckExercise grades the cluster of es as it is with the exercise's
+// checks: the same points, hints and expected and observed values as
+// Run, nothing applied, nothing restarted. Destructive checks are
+// skipped (and say so) unless o.Final; they run after the others.
+func CheckExercise(ctx context.Context, es *engine.Session, ex *Exercise, o CheckOptions) *Grade {
 	g := newGrade(ex, nil, "")
-	g.Submission = "live cluster " + s.topo.Name
+	s := session{es}
+	g.Submission = "live cluster " + s.Topology().Name
 	defer func() { g.Duration = time.Since(g.Started) }()
-	s.useExercise(ex)
+	s.Declare(ex.bindings)
 	for _, i := range checkOrder(ex) {
 		ch := &ex.Spec.Checks[i]
 		if ctx.Err() != nil {
-			g.fail(ex, GradeError, "interrupted: %v", ctx.Err())
+			g.fail(ex, StatusError, "interrupted: %v", ctx.Err())
 			return g
 		}
 		if ch.Destructive && !o.Final {
-			g.Checks = append(g.Checks, CheckResult{Name: ch.Name, Points: ch.Points, Status: Skipped, Hint: ch.Hint,
-				Explanation: ch.Explanation, Error: SkippedDestructive, Ops: []OpResult{}})
+			g.Checks = append(g.Checks, CheckResult{Name: ch.Name, Points: ch.Points, Status: engine.Skipped, Hint: ch.Hint,
+				Explanation: ch.Explanation, Error: SkippedDestructive, Ops: []engine.OpResult{}})
 			continue
 		}
 		cctx, cancel := ctx, context.CancelFunc(func() {})
@@ -151,11 +100,11 @@ func (s *Session) CheckExercise(ctx context.Context, ex *Exercise, o CheckOption
 	return g
 }
 
-// ApplySubmission applies a submission's accepted objects to the
-// session's cluster (the reference solution, for `kubelab solve`).
-func (s *Session) ApplySubmission(ctx context.Context, ex *Exercise, sub *Submission) (*Grade, error) {
+// ApplySubmission applies a submission's accepted objects to the cluster
+// of es (the reference solution, for `kubelab solve`).
+func ApplySubmission(ctx context.Context, es *engine.Session, ex *Exercise, sub *Submission) (*Grade, error) {
 	g := newGrade(ex, sub, "")
-	return g, s.applySubmission(ctx, &ex.Spec.Submission, sub, g)
+	return g, session{es}.applySubmission(ctx, &ex.Spec.Submission, sub, g)
 }
 
 // checkOrder is the order checks run in: as written, destructive ones
@@ -180,17 +129,17 @@ const protectTimeout = 60 * time.Second
 // exercise's protected objects, records their uids in the ConfigMap
 // kube-system/kubelab-exercise, and waits until the apiserver refuses a
 // dry-run delete of each (the policy is active).
-func (s *Session) protect(ctx context.Context, ex *Exercise) error {
+func (s session) protect(ctx context.Context, ex *Exercise) error {
 	if len(ex.Spec.Protect) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, protectTimeout)
 	defer cancel()
-	cfg, err := s.x.c.RESTConfig()
+	cfg, err := s.Cluster().RESTConfig()
 	if err != nil {
 		return fmt.Errorf("protect: %w", err)
 	}
-	cs, err := s.x.c.Client()
+	cs, err := s.Cluster().Client()
 	if err != nil {
 		return fmt.Errorf("protect: %w", err)
 	}

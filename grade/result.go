@@ -1,23 +1,11 @@
-package engine
+package grade
 
 import (
 	"fmt"
 	"strings"
-)
 
-// GradeScore is the score line of a graded submission in a lab report.
-type GradeScore struct {
-	// Score is the points earned; Max the points of every check.
-	Score int `json:"score"`
-	Max   int `json:"max"`
-	// PassingScore is the score needed to pass.
-	PassingScore int `json:"passingScore"`
-	// Passed says whether Score reached PassingScore.
-	Passed bool `json:"passed"`
-	// NotApplied lists the submission's objects that never reached the
-	// cluster: refused by the contract or rejected by the API server.
-	NotApplied []string `json:"notApplied,omitempty"`
-}
+	"kubelab.dev/kubelab/engine"
+)
 
 // Result is the grade as a lab result, so that the lab reports (the JSON
 // report and the HTML page drawn from it) show it: one step per check,
@@ -25,24 +13,24 @@ type GradeScore struct {
 // many points were lost and why (expected and observed values, or the
 // error, and the hint); the setup operations as hooks; the timeline and
 // the recovery figures derived from it; and the score.
-func (g *Grade) Result() *Result {
-	res := &Result{
-		Lab: g.Exercise, Title: g.Title, File: g.Submission, Status: Failed, Error: g.Error,
+func (g *Grade) Result() *engine.Result {
+	res := &engine.Result{
+		Lab: g.Exercise, Title: g.Title, File: g.Submission, Status: engine.Failed, Error: g.Error,
 		Started: g.Started, Duration: g.Duration, BootDuration: g.BootDuration,
-		Timeline: g.Timeline, Recovery: recoveries(g.Timeline), Kubeconfig: g.Kubeconfig,
-		Score: &GradeScore{Score: g.Score, Max: g.Max, PassingScore: g.PassingScore, Passed: g.Passed},
+		Timeline: g.Timeline, Recovery: engine.Recoveries(g.Timeline), Kubeconfig: g.Kubeconfig,
+		Score: &engine.GradeScore{Score: g.Score, Max: g.Max, PassingScore: g.PassingScore, Passed: g.Passed},
 	}
 	if g.Learner != "" {
 		res.Lab += "/" + g.Learner
 		res.Title += " — " + g.Learner
 	}
 	switch {
-	case g.Status == GradeError:
-		res.Status = Errored
-	case g.Status == GradeRefused:
-		res.Status = Status(GradeRefused)
+	case g.Status == StatusError:
+		res.Status = engine.Errored
+	case g.Status == StatusRefused:
+		res.Status = engine.Status(StatusRefused)
 	case g.Passed:
-		res.Status = Passed
+		res.Status = engine.Passed
 	}
 	for _, r := range g.Refused {
 		res.Score.NotApplied = append(res.Score.NotApplied, r.Error())
@@ -65,14 +53,14 @@ func (g *Grade) Result() *Result {
 
 // step is a check as a lab step: its try operations, then its finally
 // operations.
-func (c CheckResult) step() StepResult {
-	s := StepResult{Name: fmt.Sprintf("%s (%d/%d points)", c.Name, c.Earned, c.Points), Status: c.Status,
-		Duration: c.Duration, Ops: append([]OpResult(nil), c.Ops...)}
+func (c CheckResult) step() engine.StepResult {
+	s := engine.StepResult{Name: fmt.Sprintf("%s (%d/%d points)", c.Name, c.Earned, c.Points), Status: c.Status,
+		Duration: c.Duration, Ops: append([]engine.OpResult(nil), c.Ops...)}
 	for _, op := range c.Finally {
 		op.Summary = "finally: " + op.Summary
 		s.Ops = append(s.Ops, op)
 	}
-	if c.Status != Passed {
+	if c.Status != engine.Passed {
 		s.Error = fmt.Sprintf("lost %d of %d points%s", c.Points-c.Earned, c.Points, c.reason())
 	}
 	return s

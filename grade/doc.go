@@ -1,0 +1,14 @@
+// Package grade is kubelab's graded exercises: the exercise file (apiVersion
+// kubelab.dev/v1alpha1, kind Exercise) and its loader, the contract a
+// submission must respect and the reading of a submission against it,
+// grading a submission on a cluster of its own (Run, RunAll) or a live
+// cluster as it is (CheckExercise), and the reports: the summary, JSON,
+// JUnit, Markdown, the scoreboard of a batch, and a grade drawn as a lab
+// result for the HTML report.
+//
+// It builds on package engine and does not duplicate it: exercise files
+// are decoded and their operations checked by engine.Document, setups and
+// checks are engine operations run on an engine.Session, and a
+// submission's manifests are parsed by engine.ParseManifest. engine knows
+// nothing of exercises.
+package grade

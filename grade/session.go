@@ -1,0 +1,251 @@
+package grade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/engine"
+)
+
+// session is an engine session grading an exercise: setup, submission
+// and checks run on it as operations.
+type session struct {
+	*engine.Session
+}
+
+// gradeSetup runs the exercise's setup, then protects its objects
+// (spec.protect); a failure is the exercise's.
+func (s session) gradeSetup(ctx context.Context, ex *Exercise, g *Grade) error {
+	if len(ex.Spec.Setup) == 0 && len(ex.Spec.Protect) == 0 {
+		return nil
+	}
+	s.Step("setup")
+	for i := range ex.Spec.Setup {
+		or := s.Exec(ctx, &ex.Spec.Setup[i])
+		g.Setup = append(g.Setup, or)
+		if or.Status == engine.Failed {
+			err := fmt.Errorf("setup: %s (%s:%d): %s", or.Kind, ex.File(), or.Line, or.Error)
+			s.EndStep(engine.Failed, err)
+			return err
+		}
+	}
+	if err := s.protect(ctx, ex); err != nil {
+		err = fmt.Errorf("setup: %w", err)
+		s.EndStep(engine.Failed, err)
+		return err
+	}
+	s.EndStep(engine.Passed, nil)
+	return nil
+}
+
+// applyTimeout bounds applying one object of a submission.
+const applyTimeout = 30 * time.Second
+
+// applySubmission creates the contract's namespaces and applies the
+// accepted objects one by one (server-side apply), recording what the API
+// server said of each. Only a failure to create the namespaces is an
+// error: a rejected object is the submission's problem.
+func (s session) applySubmission(ctx context.Context, c *Contract, sub *Submission, g *Grade) error {
+	s.Step("submission") // refusals were reported before the boot
+	for _, ns := range c.Namespaces {
+		if ns == "default" {
+			continue
+		}
+		op := &engine.Operation{Description: "create namespace " + ns, Timeout: durationOf(applyTimeout), Apply: engine.NewManifestOp("", engine.Object{
+			Content: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}, File: "<grader>",
+		})}
+		if or := s.Exec(ctx, op); or.Status == engine.Failed {
+			err := fmt.Errorf("create namespace %s: %s", ns, or.Error)
+			s.EndStep(engine.Failed, err)
+			return err
+		}
+		if err := s.waitServiceAccount(ctx, ns); err != nil {
+			s.EndStep(engine.Failed, err)
+			return err
+		}
+	}
+	if sub == nil {
+		s.EndStep(engine.Passed, nil)
+		return nil
+	}
+	for _, o := range sub.Objects {
+		op := &engine.Operation{
+			Description: fmt.Sprintf("apply %s (%s:%d)", o.Ref(), o.RelFile, o.Pos.Line), Timeout: durationOf(applyTimeout),
+			Apply: engine.NewManifestOp(o.Namespace, o.Object),
+		}
+		or := s.Exec(ctx, op)
+		ao := AppliedObject{File: o.RelFile, Line: o.Pos.Line, Object: o.Ref(), Applied: or.Status == engine.Passed}
+		if !ao.Applied {
+			ao.Error = or.Error
+		}
+		g.Objects = append(g.Objects, ao)
+	}
+	s.EndStep(engine.Passed, nil)
+	return nil
+}
+
+// waitServiceAccount waits for the "default" ServiceAccount of a new
+// namespace: pods cannot be created there before it exists.
+func (s session) waitServiceAccount(ctx context.Context, ns string) error {
+	cs, err := s.Cluster().Client()
+	if err != nil {
+		return fmt.Errorf("wait for the default ServiceAccount of namespace %s: %w", ns, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, applyTimeout)
+	defer cancel()
+	for {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("wait for the default ServiceAccount of namespace %s: %w", ns, err)
+		}
+		if serr := sleep(ctx, 200*time.Millisecond); serr != nil {
+			return fmt.Errorf("wait for the default ServiceAccount of namespace %s: %w", ns, errors.Join(err, serr))
+		}
+	}
+}
+
+// gradeCheck runs one check: its try operations until one fails, then
+// its finally operations.
+func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit time.Duration) CheckResult {
+	cr := CheckResult{Name: ch.Name, Points: ch.Points, Status: engine.Passed, Hint: ch.Hint, Explanation: ch.Explanation, Ops: []engine.OpResult{}}
+	if ctx.Err() != nil {
+		cr.Status, cr.Error = engine.Failed, fmt.Sprintf("not run: the exercise's time limit of %s was reached", limit)
+		return cr
+	}
+	start := time.Now()
+	s.Step(ch.Name)
+	tctx := ctx
+	if d := ch.Timeout.Duration; d > 0 {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	for i := range ch.Try {
+		op := &ch.Try[i]
+		or := s.Exec(tctx, op)
+		cr.Ops = append(cr.Ops, or)
+		if or.Status == engine.Failed {
+			cr.Status = engine.Failed
+			cr.Error = fmt.Sprintf("%s (%s:%d): %s", or.Kind, ex.File(), or.Line, or.Error)
+			if errors.Is(context.Cause(ctx), errTimeLimit) {
+				cr.Error += fmt.Sprintf("\n(the exercise's time limit of %s was reached)", limit)
+			}
+			cr.Expected, cr.Observed = s.describeFailure(op, or)
+			break
+		}
+	}
+	for i := range ch.Finally {
+		if ctx.Err() != nil {
+			break // the cluster is about to go; nothing to undo for later checks
+		}
+		cr.Finally = append(cr.Finally, s.Exec(ctx, &ch.Finally[i]))
+	}
+	cr.Duration = time.Since(start)
+	if cr.Status == engine.Passed {
+		cr.Earned = cr.Points
+		s.EndStep(engine.Passed, nil)
+	} else {
+		s.EndStep(engine.Failed, errors.New(cr.Error))
+	}
+	return cr
+}
+
+// describeFailure says what a failed operation wanted and what it saw.
+func (s session) describeFailure(op *engine.Operation, or engine.OpResult) (expected, observed string) {
+	within := op.TimeLimit().String()
+	switch {
+	case op.Wait != nil:
+		expected = fmt.Sprintf("`%s` to hold within %s", op.Wait.Expr, within)
+	case op.Assert != nil && op.Assert.Within.Duration > 0:
+		expected = fmt.Sprintf("`%s` to hold within %s", op.Assert.Expr, op.Assert.Within)
+	case op.Assert != nil:
+		expected = fmt.Sprintf("`%s` to hold", op.Assert.Expr)
+	case op.Error != nil && op.Error.For.Duration > 0:
+		expected = fmt.Sprintf("`%s` to stay false for %s", op.Error.Expr, op.Error.For)
+	case op.Error != nil:
+		expected = fmt.Sprintf("`%s` to be false", op.Error.Expr)
+	case op.Kubectl != nil:
+		expected = commandExpectation("kubectl "+strings.Join(op.Kubectl.Args, " "), op.Kubectl.ExpectError, op.Kubectl.ExpectOutput)
+	case op.Script != nil:
+		expected = commandExpectation(op.Script.Command, op.Script.ExpectError, op.Script.ExpectOutput)
+	default:
+		expected = op.Summary() + " to succeed"
+	}
+	if op.Description != "" && !strings.HasPrefix(expected, op.Description) {
+		expected = op.Description + ": " + expected
+	}
+	switch {
+	case len(or.Observed) > 0:
+		observed = strings.TrimRight(assertions.String(or.Observed), "\n")
+	case (op.Wait != nil || op.Assert != nil) && strings.HasSuffix(or.Error, context.DeadlineExceeded.Error()):
+		observed = op.Compiled().Source + " = false at every evaluation" + s.explainArgs(op.Compiled().Source)
+	case op.Wait != nil || op.Assert != nil:
+		observed = op.Compiled().Source + " = false" + s.explainArgs(op.Compiled().Source)
+	case op.Error != nil && strings.Contains(or.Error, "it held"):
+		observed = op.Error.Expr + " = true" + s.explainArgs(op.Error.Expr)
+	case op.Kubectl != nil || op.Script != nil:
+		what := ""
+		if op.Kubectl != nil {
+			what = "kubectl " + strings.Join(op.Kubectl.Args, " ")
+		} else {
+			what = op.Script.Command
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(or.Error, what), ";")
+		first = strings.TrimPrefix(first, ": ")
+		if strings.HasPrefix(first, " succeeded") {
+			first = "it succeeded"
+		}
+		out := strings.TrimSpace(or.Output)
+		if out == "" {
+			out = "(none)"
+		}
+		observed = first + "; output: " + out
+	default:
+		observed = or.Error
+	}
+	return expected, observed
+}
+
+func commandExpectation(cmd string, expectError bool, expectOutput string) string {
+	verb := "to succeed"
+	if expectError {
+		verb = "to fail"
+	}
+	s := fmt.Sprintf("`%s` %s", cmd, verb)
+	if expectOutput != "" {
+		s += fmt.Sprintf(" with output matching /%s/", expectOutput)
+	}
+	return s
+}
+
+// explainArgs shows the collection a failed all/any/none/one/filter/count
+// expression ranged over (the lab engine's Explain only shows the
+// operands of comparisons), e.g. the pods and their states.
+func (s session) explainArgs(src string) string {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return ""
+	}
+	b, ok := tree.Node.(*ast.BuiltinNode)
+	if !ok || len(b.Arguments) == 0 {
+		return ""
+	}
+	arg := b.Arguments[0].String()
+	v, err := s.Eval(arg)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("\n%s = %s", arg, assertions.Format(v))
+}
