@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"kubelab.dev/kubelab/internal/junit"
+	"kubelab.dev/kubelab/report"
 )
 
 // ConsoleProgress returns a Progress func that prints live progress lines:
@@ -130,59 +129,26 @@ func (r Recovery) MarshalJSON() ([]byte, error) {
 	}{plain(r), r.After.Seconds(), r.FaultAt.Seconds()})
 }
 
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Time     float64      `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string           `xml:"name,attr"`
-	Tests      int              `xml:"tests,attr"`
-	Failures   int              `xml:"failures,attr"`
-	Errors     int              `xml:"errors,attr"`
-	Skipped    int              `xml:"skipped,attr"`
-	Time       float64          `xml:"time,attr"`
-	Timestamp  string           `xml:"timestamp,attr"`
-	Properties []junit.Property `xml:"properties>property,omitempty"`
-	Cases      []junitCase      `xml:"testcase"`
-	SystemOut  string           `xml:"system-out,omitempty"`
-}
-
-type junitCase struct {
-	Name      string         `xml:"name,attr"`
-	Classname string         `xml:"classname,attr"`
-	Time      float64        `xml:"time,attr"`
-	Failure   *junit.Failure `xml:"failure,omitempty"`
-	Error     *junit.Failure `xml:"error,omitempty"`
-	Skipped   *struct{}      `xml:"skipped,omitempty"`
-	SystemOut string         `xml:"system-out,omitempty"`
-}
-
 // WriteJUnit writes one testsuite per lab and one testcase per step; a
 // failed step's testcase carries the failure message with the observed
 // values. The timeline goes to the suite's system-out.
 func WriteJUnit(w io.Writer, results []*Result) error {
-	var all junitSuites
+	var all report.JUnit
 	for _, r := range results {
-		s := junitSuite{Name: r.Lab, Time: r.Duration.Seconds(), Timestamp: r.Started.UTC().Format(time.RFC3339),
-			Properties: []junit.Property{{Name: "file", Value: r.File}, {Name: "title", Value: r.Title},
+		s := report.JUnitSuite{Name: r.Lab, Time: r.Duration.Seconds(), Timestamp: r.Started.UTC().Format(time.RFC3339),
+			Properties: []report.JUnitProperty{{Name: "file", Value: r.File}, {Name: "title", Value: r.Title},
 				{Name: "boot_seconds", Value: fmt.Sprintf("%.3f", r.BootDuration.Seconds())}}}
 		for _, rc := range r.Recovery {
-			s.Properties = append(s.Properties, junit.Property{Name: "recovery", Value: rc.Describe})
+			s.Properties = append(s.Properties, report.JUnitProperty{Name: "recovery", Value: rc.Describe})
 		}
 		var tl strings.Builder
 		WriteTimeline(&tl, r)
 		s.SystemOut = tl.String()
 		if r.Status == Errored {
-			s.Cases = append(s.Cases, junitCase{Name: "cluster", Classname: r.Lab, Error: &junit.Failure{Message: r.Error, Body: r.Error}})
-			s.Errors++
+			s.AddCase(report.JUnitCase{Name: "cluster", Classname: r.Lab, Error: &report.JUnitFailure{Message: r.Error, Body: r.Error}})
 		}
 		for _, st := range r.Steps {
-			c := junitCase{Name: st.Name, Classname: r.Lab, Time: st.Duration.Seconds()}
+			c := report.JUnitCase{Name: st.Name, Classname: r.Lab, Time: st.Duration.Seconds()}
 			var out strings.Builder
 			for _, o := range st.Ops {
 				fmt.Fprintf(&out, "[%s %.3fs] %s\n", o.Status, o.Duration.Seconds(), o.Summary)
@@ -194,20 +160,13 @@ func WriteJUnit(w io.Writer, results []*Result) error {
 			switch st.Status {
 			case Failed:
 				msg, _, _ := strings.Cut(st.Error, "\n")
-				c.Failure = &junit.Failure{Message: msg, Type: "StepFailed", Body: st.Error}
-				s.Failures++
+				c.Failure = &report.JUnitFailure{Message: msg, Type: "StepFailed", Body: st.Error}
 			case Skipped:
-				c.Skipped = &struct{}{}
-				s.Skipped++
+				c.Skip()
 			}
-			s.Cases = append(s.Cases, c)
+			s.AddCase(c)
 		}
-		s.Tests = len(s.Cases)
-		all.Suites = append(all.Suites, s)
-		all.Tests += s.Tests
-		all.Failures += s.Failures
-		all.Errors += s.Errors
-		all.Time += s.Time
+		all.AddSuite(s)
 	}
-	return junit.Encode(w, all)
+	return all.Write(w)
 }

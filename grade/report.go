@@ -3,7 +3,6 @@ package grade
 import (
 	"encoding/csv"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,7 +11,7 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/engine"
-	"kubelab.dev/kubelab/internal/junit"
+	"kubelab.dev/kubelab/report"
 )
 
 // WriteSummary prints a grade for people: what was refused and
@@ -127,55 +126,20 @@ func (c CheckResult) MarshalJSON() ([]byte, error) {
 	}{plain(c), c.Duration.Seconds()})
 }
 
-// junitGradeCase is a testcase with properties (points), which the lab
-// report's testcases do not carry.
-type junitGradeCase struct {
-	Name       string           `xml:"name,attr"`
-	Classname  string           `xml:"classname,attr"`
-	Time       float64          `xml:"time,attr"`
-	Properties []junit.Property `xml:"properties>property,omitempty"`
-	Failure    *junit.Failure   `xml:"failure,omitempty"`
-	Error      *junit.Failure   `xml:"error,omitempty"`
-	SystemOut  string           `xml:"system-out,omitempty"`
-}
-
-type junitGradeSuite struct {
-	Name       string           `xml:"name,attr"`
-	Tests      int              `xml:"tests,attr"`
-	Failures   int              `xml:"failures,attr"`
-	Errors     int              `xml:"errors,attr"`
-	Time       float64          `xml:"time,attr"`
-	Timestamp  string           `xml:"timestamp,attr"`
-	Properties []junit.Property `xml:"properties>property,omitempty"`
-	Cases      []junitGradeCase `xml:"testcase"`
-	SystemOut  string           `xml:"system-out,omitempty"`
-	SystemErr  string           `xml:"system-err,omitempty"`
-}
-
-type junitGradeSuites struct {
-	XMLName  xml.Name          `xml:"testsuites"`
-	Name     string            `xml:"name,attr"`
-	Tests    int               `xml:"tests,attr"`
-	Failures int               `xml:"failures,attr"`
-	Errors   int               `xml:"errors,attr"`
-	Time     float64           `xml:"time,attr"`
-	Suites   []junitGradeSuite `xml:"testsuite"`
-}
-
 // WriteJUnit writes one testsuite per grade and one testcase per
 // check, with the check's points and earned points as testcase
 // properties and the score as suite properties. A failed check's failure
 // carries what was expected, what was observed and the hint; refusals go
 // to the suite's system-err, the timeline to its system-out.
 func WriteJUnit(w io.Writer, grades []*Grade) error {
-	all := junitGradeSuites{Name: "kubelab grade"}
+	all := report.JUnit{Name: "kubelab grade"}
 	for _, g := range grades {
 		name := g.Exercise
 		if g.Learner != "" {
 			name += "/" + g.Learner
 		}
-		s := junitGradeSuite{Name: name, Time: g.Duration.Seconds(), Timestamp: g.Started.UTC().Format(time.RFC3339)}
-		s.Properties = []junit.Property{
+		s := report.JUnitSuite{Name: name, Time: g.Duration.Seconds(), Timestamp: g.Started.UTC().Format(time.RFC3339)}
+		s.Properties = []report.JUnitProperty{
 			{Name: "exercise", Value: g.Exercise}, {Name: "learner", Value: g.Learner}, {Name: "submission", Value: g.Submission},
 			{Name: "score", Value: strconv.Itoa(g.Score)}, {Name: "max", Value: strconv.Itoa(g.Max)},
 			{Name: "passingScore", Value: strconv.Itoa(g.PassingScore)}, {Name: "passed", Value: strconv.FormatBool(g.Passed)},
@@ -183,7 +147,7 @@ func WriteJUnit(w io.Writer, grades []*Grade) error {
 		}
 		var errs strings.Builder
 		for _, r := range g.Refused {
-			s.Properties = append(s.Properties, junit.Property{Name: "refused", Value: r.Error()})
+			s.Properties = append(s.Properties, report.JUnitProperty{Name: "refused", Value: r.Error()})
 			fmt.Fprintf(&errs, "%s\n", r.Error())
 		}
 		for _, o := range g.Objects {
@@ -201,7 +165,7 @@ func WriteJUnit(w io.Writer, grades []*Grade) error {
 		}
 		s.SystemOut = tl.String()
 		for _, c := range g.Checks {
-			tc := junitGradeCase{Name: c.Name, Classname: name, Time: c.Duration.Seconds(), Properties: []junit.Property{
+			tc := report.JUnitCase{Name: c.Name, Classname: name, Time: c.Duration.Seconds(), Properties: []report.JUnitProperty{
 				{Name: "points", Value: strconv.Itoa(c.Points)}, {Name: "earned", Value: strconv.Itoa(c.Earned)},
 			}}
 			var out strings.Builder
@@ -212,26 +176,19 @@ func WriteJUnit(w io.Writer, grades []*Grade) error {
 			switch {
 			case c.Status == engine.Passed:
 			case g.Status == StatusError:
-				tc.Error = &junit.Failure{Message: firstLine(c.Error), Type: "NotGraded", Body: c.Error}
-				s.Errors++
+				tc.Error = &report.JUnitFailure{Message: firstLine(c.Error), Type: "NotGraded", Body: c.Error}
 			default:
 				msg := firstLine(c.Error)
 				if c.Expected != "" {
 					msg = "expected " + firstLine(c.Expected)
 				}
-				tc.Failure = &junit.Failure{Message: msg, Type: "CheckFailed", Body: checkDetails(c)}
-				s.Failures++
+				tc.Failure = &report.JUnitFailure{Message: msg, Type: "CheckFailed", Body: checkDetails(c)}
 			}
-			s.Cases = append(s.Cases, tc)
+			s.AddCase(tc)
 		}
-		s.Tests = len(s.Cases)
-		all.Suites = append(all.Suites, s)
-		all.Tests += s.Tests
-		all.Failures += s.Failures
-		all.Errors += s.Errors
-		all.Time += s.Time
+		all.AddSuite(s)
 	}
-	return junit.Encode(w, all)
+	return all.Write(w)
 }
 
 // checkDetails is a failed check's expected, observed, hint and error.

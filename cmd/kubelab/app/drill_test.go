@@ -3,8 +3,10 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -96,7 +98,8 @@ func TestDrillWithoutTerminal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	page := filepath.Join(t.TempDir(), "drill.html")
-	cmd := exec.CommandContext(ctx, bin, "drill", "features/rbac.feature", "--home", t.TempDir(), "--html", page)
+	junit := filepath.Join(t.TempDir(), "drill.xml")
+	cmd := exec.CommandContext(ctx, bin, "drill", "features/rbac.feature", "--home", t.TempDir(), "--html", page, "--junit", junit)
 	cmd.Dir = repoRoot()
 	cmd.Stdin = strings.NewReader("this must not be read as an answer\n")
 	var stdout, stderr bytes.Buffer
@@ -123,6 +126,25 @@ func TestDrillWithoutTerminal(t *testing.T) {
 	if n := strings.Count(html, `<section class="lab"`); n != 1 || rows != 9 || strings.Count(html, `<tr class="step" data-status="passed"`) != 9 ||
 		!strings.Contains(html, "<b>When I apply:</b>") || !strings.Contains(html, "<b>And the output matches") || !strings.Contains(html, `class="timeline"`) {
 		t.Errorf("HTML report: %d sections, %d step rows, want 1 and 9 passed:\n%s", n, rows, html)
+	}
+	// kubelab's JUnit model: a suite for the scenario, a testcase per step,
+	// classed under the feature.
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests  int `xml:"tests,attr"`
+		Suites []struct {
+			Cases []struct {
+				Name      string `xml:"name,attr"`
+				Classname string `xml:"classname,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil || doc.Tests != 9 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 9 ||
+		!strings.HasPrefix(doc.Suites[0].Cases[0].Classname, "rbac/") || !strings.HasPrefix(doc.Suites[0].Cases[0].Name, "Given ") {
+		t.Errorf("JUnit report (%v): want 1 suite of 9 steps classed rbac/...:\n%s", err, b)
 	}
 }
 
