@@ -253,6 +253,9 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err err
 	if err := controlplane.InstallDNS(ctx, cs); err != nil {
 		return err
 	}
+	if err := installPreload(ctx, cs); err != nil {
+		return err
+	}
 	if err := b.upRest(ctx, say, pk, plan, cs); err != nil {
 		return err
 	}

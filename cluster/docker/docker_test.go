@@ -92,28 +92,33 @@ func TestDockerCluster(t *testing.T) {
 // dockerImagesLoadPutsAHost: images load puts a host image into every worker.
 func dockerImagesLoadPutsAHost(t *testing.T, h dockerCluster) {
 	ctx, b, cs := h.ctx, h.b, h.cs
-	if out, err := exec.Command("docker", "tag", workloadHTTP, "example.com/loaded:1").CombinedOutput(); err != nil {
+	if out, err := exec.Command("docker", "tag", workloadHTTP, "example.com/loaded:latest").CombinedOutput(); err != nil {
 		t.Fatalf("docker tag: %v %s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "example.com/loaded:1").Run() })
-	if err := b.LoadImage(ctx, "example.com/loaded:1", func(s string) { t.Log(s) }); err != nil {
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "example.com/loaded:latest").Run() })
+	if err := b.LoadImage(ctx, "example.com/loaded:latest", func(s string) { t.Log(s) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"worker-1", "worker-2"} {
 		out, err := b.ExecNode(ctx, n, "ctr", "-n", "k8s.io", "images", "ls", "-q")
-		if err != nil || !strings.Contains(out, "example.com/loaded:1") {
-			t.Errorf("%s lacks example.com/loaded:1 (%v):\n%s", n, err, out)
+		if err != nil || !strings.Contains(out, "example.com/loaded:latest") {
+			t.Errorf("%s lacks example.com/loaded:latest (%v):\n%s", n, err, out)
 		}
 	}
 	_, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "loaded"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/loaded:1", ImagePullPolicy: corev1.PullNever}}}}, metav1.CreateOptions{})
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/loaded"}}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// No tag means latest, whose default imagePullPolicy is Always; the
+	// preloaded-images policy makes it IfNotPresent, so it runs as loaded.
 	if err := waitFor(ctx, "the pod of the loaded image Running", func(ctx context.Context) error {
 		p, err := cs.CoreV1().Pods("default").Get(ctx, "loaded", metav1.GetOptions{})
 		if err != nil {
 			return err
+		}
+		if p.Spec.Containers[0].ImagePullPolicy != corev1.PullIfNotPresent {
+			return fmt.Errorf("imagePullPolicy %s, want IfNotPresent", p.Spec.Containers[0].ImagePullPolicy)
 		}
 		if p.Status.Phase != corev1.PodRunning {
 			return fmt.Errorf("phase %s", p.Status.Phase)

@@ -16,7 +16,8 @@ import (
 // LoadImage puts an image into the containerd of every worker of the
 // cluster, as `kind load docker-image` does: ref is a file made by
 // `docker save`, or an image of the host's Docker engine. Pods then run it
-// with imagePullPolicy Never or IfNotPresent (no registry is needed).
+// as loaded, whatever their imagePullPolicy says for its tag (see
+// preload.go): no registry is needed.
 func (b *Backend) LoadImage(ctx context.Context, ref string, say func(string)) error {
 	tarPath, cleanup, err := b.imageTar(ctx, ref)
 	if err != nil {
@@ -28,6 +29,7 @@ func (b *Backend) LoadImage(ctx context.Context, ref string, say func(string)) e
 		return err
 	}
 	n := 0
+	var images []string
 	for _, c := range comps {
 		if c.Role != cluster.RoleNode || c.State != cluster.StateRunning {
 			continue
@@ -42,12 +44,17 @@ func (b *Backend) LoadImage(ctx context.Context, ref string, say func(string)) e
 			return fmt.Errorf("load %s into %s: %w: %s", ref, c.Name, err, strings.TrimSpace(out))
 		}
 		say(fmt.Sprintf("%s: %s", c.Name, strings.TrimSpace(out)))
+		images = append(images, importedImages(out)...)
 		n++
 	}
 	if n == 0 {
 		return fmt.Errorf("load %s: cluster %s has no running worker", ref, b.topo.Name)
 	}
-	return nil
+	cs, err := b.clientset()
+	if err != nil {
+		return err
+	}
+	return markPreloaded(ctx, cs, images)
 }
 
 // imageTar is ref as a docker-save tarball: the file itself, or the host
