@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // The live exercise loop: an exercise's cluster stays up after its setup
@@ -222,7 +223,7 @@ func (s session) protect(ctx context.Context, ex *Exercise) error {
 			if last == nil {
 				last = errors.New("a dry-run delete was allowed")
 			}
-			if serr := sleep(ctx, 200*time.Millisecond); serr != nil {
+			if serr := ops.Sleep(ctx, 200*time.Millisecond); serr != nil {
 				return fmt.Errorf("protect %s %s: the policy is not enforced: %w", t.p.Kind, t.p.ref(), errors.Join(last, serr))
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // session is an engine session grading an exercise: setup, submission
@@ -110,7 +111,7 @@ func (s session) waitServiceAccount(ctx context.Context, ns string) error {
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("wait for the default ServiceAccount of namespace %s: %w", ns, err)
 		}
-		if serr := sleep(ctx, 200*time.Millisecond); serr != nil {
+		if serr := ops.Sleep(ctx, 200*time.Millisecond); serr != nil {
 			return fmt.Errorf("wait for the default ServiceAccount of namespace %s: %w", ns, errors.Join(err, serr))
 		}
 	}
