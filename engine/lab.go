@@ -44,23 +44,12 @@ func (l *Lab) File() string { return l.file }
 // because an earlier step failed; give it the zero value of its type.
 func (l *Lab) Bindings() map[string]reflect.Type { return l.bindings }
 
-// NeedsNodeInternals reports whether an expression of the lab looks inside
-// nodes (iptables(), cri()), which needs a backend with real nodes.
+// NeedsNodeInternals reports whether the lab looks or reaches inside nodes
+// (iptables(), cri(), nodeExec, a fault on worker-2/kubelet), which needs a
+// backend with real nodes.
 func (l *Lab) NeedsNodeInternals() bool {
-	var all []Operation
-	for _, st := range l.Spec.Steps {
-		all = append(all, st.Try...)
-	}
-	all = append(append(append(all, l.Spec.Catch...), l.Spec.Finally...), l.Spec.Cleanup...)
-	for i := range all {
-		if c := all[i].Compiled(); c != nil && c.NeedsNodeInternals() {
-			return true
-		}
-		if all[i].NodeExec != nil {
-			return true
-		}
-	}
-	return false
+	_, ok := l.Needs()[cluster.CapNodeInternals]
+	return ok
 }
 
 // NeedsEtcdSnapshots reports whether the lab takes or restores etcd
