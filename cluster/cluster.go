@@ -413,8 +413,13 @@ func (c *Cluster) Lease(ctx context.Context, key string) (LeaseHolder, error) {
 
 // Resolve turns a target into a component name at the moment of the call:
 // "etcd-leader", "etcd-follower", "scheduler-leader",
-// "controller-manager-leader", or a component name as is.
+// "controller-manager-leader", or a component name as is. A daemon inside
+// a node, NODE/DAEMON (worker-2/kubelet), resolves to itself when NODE is
+// a node of the cluster and DAEMON one of NodeDaemons.
 func (c *Cluster) Resolve(ctx context.Context, target string) (string, error) {
+	if node, daemon, ok := SplitNodeDaemon(target); ok {
+		return target, c.checkNodeDaemon(ctx, node, daemon)
+	}
 	switch target {
 	case TargetEtcdLeader:
 		return c.EtcdLeader(ctx)
@@ -454,6 +459,28 @@ func (c *Cluster) Resolve(ctx context.Context, target string) (string, error) {
 	}
 	return "", fmt.Errorf("no component %q (want a component name or one of %s, %s, %s, %s)",
 		target, TargetEtcdLeader, TargetEtcdFollower, TargetSchedulerLeader, TargetControllerLeader)
+}
+
+// checkNodeDaemon says why node/daemon names no daemon of this cluster.
+func (c *Cluster) checkNodeDaemon(ctx context.Context, node, daemon string) error {
+	if !KnownDaemon(daemon) {
+		return fmt.Errorf("no daemon %q inside a node (want %s)", daemon, strings.Join(NodeDaemons, ", "))
+	}
+	comps, err := c.Components(ctx)
+	if err != nil {
+		return err
+	}
+	var nodes []string
+	for _, comp := range comps {
+		if comp.Role != RoleNode {
+			continue
+		}
+		if comp.Name == node {
+			return nil
+		}
+		nodes = append(nodes, comp.Name)
+	}
+	return fmt.Errorf("no node %q for %s/%s (the nodes are %s)", node, node, daemon, strings.Join(nodes, ", "))
 }
 
 // Do resolves target and applies a to it, returning the component hit.

@@ -276,12 +276,28 @@ func (c *checker) target(name, path string) {
 		}
 		return
 	}
+	if node, daemon, ok := cluster.SplitNodeDaemon(name); ok {
+		c.nodeDaemon(node, daemon, name, path)
+		return
+	}
 	if slices.Contains(c.components, name) {
 		return
 	}
 	roles := []string{cluster.TargetEtcdLeader, cluster.TargetEtcdFollower, cluster.TargetSchedulerLeader, cluster.TargetControllerLeader}
-	c.errorAt(path, "unknown target %q: want a component of the topology (%s) or one of %s%s",
-		name, abbreviate(c.components), strings.Join(roles, ", "), suggest(name, append(roles, c.components...)))
+	c.errorAt(path, "unknown target %q: want a component of the topology (%s), one of %s, or a daemon inside a node (NODE/%s)%s",
+		name, abbreviate(c.components), strings.Join(roles, ", "), strings.Join(cluster.NodeDaemons, "|"), suggest(name, append(roles, c.components...)))
+}
+
+// nodeDaemon checks a target inside a node, NODE/DAEMON.
+func (c *checker) nodeDaemon(node, daemon, name, path string) {
+	if !slices.Contains(c.nodeNames, node) {
+		c.errorAt(path, "unknown node %q in target %q: want NODE/DAEMON with a node of the topology (%s)%s",
+			node, name, abbreviate(c.nodeNames), suggest(node, c.nodeNames))
+	}
+	if !cluster.KnownDaemon(daemon) {
+		c.errorAt(path, "unknown daemon %q in target %q: want NODE/DAEMON with one of %s%s",
+			daemon, name, strings.Join(cluster.NodeDaemons, ", "), suggest(daemon, cluster.NodeDaemons))
+	}
 }
 
 // abbreviate lists at most 12 names.

@@ -44,23 +44,12 @@ func (l *Lab) File() string { return l.file }
 // because an earlier step failed; give it the zero value of its type.
 func (l *Lab) Bindings() map[string]reflect.Type { return l.bindings }
 
-// NeedsNodeInternals reports whether an expression of the lab looks inside
-// nodes (iptables(), cri()), which needs a backend with real nodes.
+// NeedsNodeInternals reports whether the lab looks or reaches inside nodes
+// (iptables(), cri(), nodeExec, a fault on worker-2/kubelet), which needs a
+// backend with real nodes.
 func (l *Lab) NeedsNodeInternals() bool {
-	var all []Operation
-	for _, st := range l.Spec.Steps {
-		all = append(all, st.Try...)
-	}
-	all = append(append(append(all, l.Spec.Catch...), l.Spec.Finally...), l.Spec.Cleanup...)
-	for i := range all {
-		if c := all[i].Compiled(); c != nil && c.NeedsNodeInternals() {
-			return true
-		}
-		if all[i].NodeExec != nil {
-			return true
-		}
-	}
-	return false
+	_, ok := l.Needs()[cluster.CapNodeInternals]
+	return ok
 }
 
 // NeedsEtcdSnapshots reports whether the lab takes or restores etcd
@@ -184,17 +173,20 @@ type Operation struct {
 	Untaint *UntaintOp `json:"untaint,omitempty" yaml:"untaint,omitempty"`
 	// Label sets or removes labels of an object.
 	Label *LabelOp `json:"label,omitempty" yaml:"label,omitempty"`
-	// Kill sends SIGKILL to a component.
+	// Kill sends SIGKILL to a component, or to a daemon inside a node
+	// (worker-2/kubelet), which then stays down until start.
 	Kill *TargetOp `json:"kill,omitempty" yaml:"kill,omitempty"`
-	// Stop stops a component gracefully (SIGTERM).
+	// Stop stops a component or a daemon inside a node gracefully
+	// (SIGTERM).
 	Stop *TargetOp `json:"stop,omitempty" yaml:"stop,omitempty"`
-	// Start starts a stopped component.
+	// Start starts a stopped component or daemon inside a node.
 	Start *TargetOp `json:"start,omitempty" yaml:"start,omitempty"`
-	// Restart stops, then starts a component.
+	// Restart stops, then starts a component or daemon inside a node.
 	Restart *TargetOp `json:"restart,omitempty" yaml:"restart,omitempty"`
-	// Pause freezes a component (SIGSTOP).
+	// Pause freezes a component or daemon inside a node (SIGSTOP).
 	Pause *TargetOp `json:"pause,omitempty" yaml:"pause,omitempty"`
-	// Resume unfreezes a paused component (SIGCONT).
+	// Resume unfreezes a paused component or daemon inside a node
+	// (SIGCONT).
 	Resume *TargetOp `json:"resume,omitempty" yaml:"resume,omitempty"`
 	// Partition cuts a component or node off the cluster network (docker
 	// backend only).

@@ -50,6 +50,14 @@ func (o *Operation) Needs() map[cluster.Capability]string {
 	if k, ok := kindNeeds[o.Kind()]; ok {
 		out[k] = o.Summary()
 	}
+	if t, ok := o.Spec().(*TargetOp); ok {
+		if _, _, inNode := cluster.SplitNodeDaemon(t.Target); inNode {
+			// A daemon inside a node is no control-plane component: the
+			// backend needs real nodes to reach it.
+			delete(out, cluster.CapComponentFaults)
+			out[cluster.CapNodeInternals] = summarize(o)
+		}
+	}
 	if c := o.Compiled(); c != nil {
 		for _, name := range c.NeedsAny(exprNames()...) {
 			if _, seen := out[exprNeeds[name]]; !seen {

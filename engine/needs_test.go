@@ -44,3 +44,43 @@ func TestLabNeeds(t *testing.T) {
 		}
 	}
 }
+
+// simulatedNodes runs its own control plane on nodes that are simulated,
+// as the embedded backend does: every capability it is taken to have
+// without saying, which excludes node internals.
+type simulatedNodes struct{ cluster.Backend }
+
+func (simulatedNodes) Name() string               { return "embedded" }
+func (simulatedNodes) Topology() cluster.Topology { return cluster.Topology{} }
+
+// TestNodeDaemonTargetNeedsNodeInternals: a fault on a daemon inside a
+// node needs real nodes, not control-plane faults, and a backend with
+// simulated nodes refuses the lab before it boots, naming the fault.
+func TestNodeDaemonTargetNeedsNodeInternals(t *testing.T) {
+	lab := mustLoad(t, header+`spec:
+  cluster: {workers: 2}
+  steps:
+  - name: s
+    try:
+    - kill: {target: worker-2/kubelet}
+    - start: {target: worker-2/kubelet}
+    - kill: {target: worker-1}
+`)
+	needs := lab.Needs()
+	if why := needs[cluster.CapNodeInternals]; why != "kill worker-2/kubelet at testdata/inline.yaml:9" {
+		t.Errorf("node-internals needed by %q, want the kill of worker-2/kubelet at its line", why)
+	}
+	if why := needs[cluster.CapComponentFaults]; why != "kill worker-1 at testdata/inline.yaml:11" {
+		t.Errorf("component-faults needed by %q, want only the kill of the node worker-1", why)
+	}
+	if !lab.NeedsNodeInternals() {
+		t.Error("NeedsNodeInternals = false for a lab that kills a kubelet")
+	}
+	err := lab.CheckBackend(simulatedNodes{})
+	if !errors.Is(err, cluster.ErrNoNodeInternals) || !strings.Contains(err.Error(), "node-internals (kill worker-2/kubelet at ") {
+		t.Errorf("on simulated nodes: %v, want a refusal naming node-internals and the kill", err)
+	}
+	if plain := mustLoad(t, header+"spec: {steps: [{name: s, try: [{kill: {target: kube-scheduler-1}}]}]}"); plain.NeedsNodeInternals() {
+		t.Error("NeedsNodeInternals = true for a lab that kills a scheduler")
+	}
+}

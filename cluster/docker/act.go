@@ -61,6 +61,9 @@ func order(c *ctr) string {
 
 // Act implements cluster.Backend.
 func (b *Backend) Act(ctx context.Context, name string, a cluster.Action) error {
+	if node, daemon, ok := cluster.SplitNodeDaemon(name); ok {
+		return b.actInNode(ctx, node, daemon, a)
+	}
 	c := b.get(name)
 	if c == nil {
 		return fmt.Errorf("no component %q in cluster %s", name, b.topo.Name)
@@ -120,6 +123,34 @@ func (b *Backend) Act(ctx context.Context, name string, a cluster.Action) error 
 				_ = waitFor(rctx, "routes", b.SyncRoutes)
 			}()
 		}
+	}
+	return nil
+}
+
+// daemonctl runs daemons.sh's daemonctl in a node (see files/daemons.sh,
+// which node-init.sh supervises the node's daemons with).
+const daemonctl = `. /usr/local/lib/kubelab/daemons.sh && daemonctl "$@"`
+
+// actInNode acts on one daemon inside a node, leaving the node's other
+// daemons and its pods running: kill and stop hold the daemon down until
+// start; restart has its supervisor start it again at once.
+func (b *Backend) actInNode(ctx context.Context, node, daemon string, a cluster.Action) error {
+	target := node + "/" + daemon
+	c := b.get(node)
+	switch {
+	case c == nil || c.role != string(cluster.RoleNode):
+		return fmt.Errorf("%s %s: no node %q in cluster %s", a, target, node, b.topo.Name)
+	case !cluster.KnownDaemon(daemon):
+		return fmt.Errorf("%s %s: no daemon %q inside a node (want %s)", a, target, daemon, strings.Join(cluster.NodeDaemons, ", "))
+	}
+	switch a {
+	case cluster.Kill, cluster.Stop, cluster.Start, cluster.Restart, cluster.Pause, cluster.Resume:
+	default:
+		return fmt.Errorf("%s %s: %w: a daemon inside a node can be killed, stopped, started, restarted, paused or resumed; %s its node", a, target, cluster.ErrUnsupported, a)
+	}
+	out, err := b.exec(ctx, c.id, "sh", "-c", daemonctl, "daemonctl", string(a), daemon)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", a, target, err, strings.TrimSpace(out))
 	}
 	return nil
 }

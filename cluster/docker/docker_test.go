@@ -3,6 +3,7 @@ package docker
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -87,6 +88,55 @@ func TestDockerCluster(t *testing.T) {
 	t.Run("CoreDNS has least privilege", func(t *testing.T) { dockerCorednsHasLeastPrivilege(t, h) })
 	t.Run("kube-dns is served by the coredns Deployment's pods on the workers", func(t *testing.T) { dnsServedByPods(t, h.ctx, h.cs) })
 	t.Run("a spread Deployment answers on its ClusterIP and DNS name from every node", func(t *testing.T) { dockerASpreadDeploymentAnswersOn(t, h) })
+	t.Run("a killed kubelet stays down until start while its node runs on", func(t *testing.T) { dockerNodeDaemons(t, h) })
+}
+
+// dockerNodeDaemons: a killed kubelet stays down until start while its
+// node runs on (node-init.sh's supervisors, driven by Act on NODE/DAEMON).
+func dockerNodeDaemons(t *testing.T, h dockerCluster) {
+	ctx, b := h.ctx, h.b
+	running := func(daemon string) string { // its pid, "" when it does not run
+		out, err := b.ExecNode(ctx, "worker-2", "sh", "-c", `p=$(cat /run/kubelab/daemons/$0.pid) && kill -0 "$p" && echo "$p"`, daemon)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(out)
+	}
+	proxy := running(cluster.DaemonKubeProxy)
+	if proxy == "" || running(cluster.DaemonKubelet) == "" {
+		t.Fatalf("worker-2 runs kube-proxy %q, kubelet %q: want both", proxy, running(cluster.DaemonKubelet))
+	}
+	if err := b.Act(ctx, "worker-2/kubelet", cluster.Kill); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // longer than the supervisor's restart delay
+	if p := running(cluster.DaemonKubelet); p != "" {
+		t.Fatalf("the killed kubelet runs again (pid %s) before start", p)
+	}
+	if p := running(cluster.DaemonKubeProxy); p != proxy || running(cluster.DaemonContainerd) == "" {
+		t.Errorf("after the kubelet's kill, kube-proxy is %q (was %s), containerd %q", p, proxy, running(cluster.DaemonContainerd))
+	}
+	if err := b.Act(ctx, "worker-2/kubelet", cluster.Start); err != nil {
+		t.Fatal(err)
+	}
+	if running(cluster.DaemonKubelet) == "" {
+		t.Fatal("start returned, the kubelet does not run")
+	}
+	if err := b.Act(ctx, "worker-2/kube-proxy", cluster.Partition); !errors.Is(err, cluster.ErrUnsupported) {
+		t.Errorf("partition worker-2/kube-proxy = %v, want ErrUnsupported", err)
+	}
+	if err := waitFor(ctx, "worker-2 usable again", func(ctx context.Context) error {
+		n, err := h.cs.CoreV1().Nodes().Get(ctx, "worker-2", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !cluster.NodeUsable(n) {
+			return fmt.Errorf("conditions %v, taints %v", n.Status.Conditions, n.Spec.Taints)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // dockerImagesLoadPutsAHost: images load puts a host image into every worker.

@@ -124,7 +124,7 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 }
 
 // nodeFiles are the files of the node image's build context.
-var nodeFiles = []string{"Dockerfile.node", "node-init.sh", "containerd.toml", "cni.template"}
+var nodeFiles = []string{"Dockerfile.node", "node-init.sh", "daemons.sh", "containerd.toml", "cni.template"}
 
 // nodeImageHash is the content hash of the node image: its build
 // context's files (name and content, in name order: a map's iteration

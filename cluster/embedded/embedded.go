@@ -254,6 +254,10 @@ func (b *Backend) Components(ctx context.Context) ([]cluster.Component, error) {
 
 // Act implements cluster.Backend.
 func (b *Backend) Act(ctx context.Context, name string, a cluster.Action) error {
+	if node, daemon, ok := cluster.SplitNodeDaemon(name); ok {
+		return fmt.Errorf("%s %s: node %s is simulated by kwok: it runs no %s (no kubelet, containerd or kube-proxy): %w",
+			a, name, node, daemon, cluster.ErrNoNodeInternals)
+	}
 	b.mu.Lock()
 	var p *procSpec
 	for _, x := range b.st.Procs {

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
@@ -17,7 +18,11 @@ func init() {
 		{"pause", cluster.Pause}, {"resume", cluster.Resume}, {"partition", cluster.Partition}, {"heal", cluster.Heal},
 	} {
 		Register(f.kind, "{target: etcd-leader}", func(t *TargetOp) Operation {
-			return fault{&t.Target, f.kind, f.action, t.Validate}
+			validate := t.Validate
+			if f.action == cluster.Partition || f.action == cluster.Heal {
+				validate = t.validateWhole
+			}
+			return fault{&t.Target, f.kind, f.action, validate}
 		})
 	}
 	Register("nodeDown", "{node: worker-1}", func(n *NodeOp) Operation {
@@ -29,18 +34,34 @@ func init() {
 }
 
 // TargetOp names a component to kill, stop, start, restart, pause or
-// resume.
+// resume (or to partition or heal).
 type TargetOp struct {
 	// Target is a component (etcd-1, kube-apiserver-2, kube-scheduler-1,
-	// kube-controller-manager-2, load-balancer, worker-3) or a role resolved
+	// kube-controller-manager-2, load-balancer, worker-3); a role resolved
 	// when the operation runs: etcd-leader, etcd-follower, scheduler-leader,
-	// controller-manager-leader; or a template such as "${before.leader}"
-	// (a name recorded earlier).
+	// controller-manager-leader; a daemon inside a node, NODE/DAEMON with
+	// DAEMON one of containerd, kubelet, kube-proxy (worker-2/kubelet: that
+	// process alone, while the node and its pods keep running; kill and stop
+	// hold it down until start, restart has its supervisor start it again;
+	// docker backend, not for partition and heal); or a template such as
+	// "${before.leader}" (a name recorded earlier).
 	Target string `json:"target" yaml:"target" jsonschema:"minLength=1"`
 }
 
-// Validate checks the target names a component or a role.
+// Validate checks the target names a component, a role or a daemon inside
+// a node.
 func (t *TargetOp) Validate(c Checker) { c.Target(t.Target, "target") }
+
+// validateWhole is Validate for partition and heal, which cut a whole
+// container off the network: a daemon inside a node has no network of its
+// own.
+func (t *TargetOp) validateWhole(c Checker) {
+	if node, _, ok := cluster.SplitNodeDaemon(t.Target); ok && !strings.Contains(t.Target, "${") {
+		c.Errorf("target", "%q is a daemon inside a node: a partition cuts off a whole component or node (target: %s)", t.Target, node)
+		return
+	}
+	t.Validate(c)
+}
 
 // fault applies a fault or repair to a component (or node) resolved when
 // it runs.

@@ -1,10 +1,14 @@
 #!/bin/sh
 # Prepares a kubelab worker container (mounts, cgroups, host-safe sysctls),
-# starts containerd, imports the preloaded images, starts kube-proxy, then
-# runs the kubelet in the foreground. Arguments: none; KUBELET_ARGS and
-# KUBE_PROXY_ARGS come from the environment.
+# starts containerd, imports the preloaded images, then starts kube-proxy
+# and the kubelet. Each daemon runs under a supervisor (daemons.sh) that
+# restarts it when it exits and holds it down while the backend asks
+# (kill|stop|start worker-N/kubelet), so a daemon can die without its node.
+# Arguments: none; KUBELET_ARGS and KUBE_PROXY_ARGS come from the
+# environment.
 set -eu
 log() { echo "kubelab-node: $*"; }
+. /usr/local/lib/kubelab/daemons.sh
 
 mount --make-rshared /
 mount -o remount,rw /sys 2>/dev/null || true
@@ -37,8 +41,23 @@ mount -o remount,bind,rw /proc/sys/net
 # plane) leaves with the node's address, so replies find their way back.
 iptables -t nat -A POSTROUTING -s 10.240.0.0/12 ! -d 10.240.0.0/12 -j MASQUERADE
 
-mkdir -p /run/containerd /var/lib/kubelet /etc/cni/net.d
-containerd --config /etc/containerd/config.toml > /var/log/containerd.log 2>&1 &
+mkdir -p /run/containerd /var/lib/kubelet /etc/cni/net.d "$KUBELAB_DAEMONS"
+
+# Stopping the node (tini passes SIGTERM to the whole process group): the
+# supervisors go, and each daemon gets up to 20 s to exit (as the kubelet
+# had when it ran in the foreground).
+supervisors=
+stop_node() {
+  trap - TERM INT
+  kill $supervisors 2> /dev/null || true
+  for n in kubelet kube-proxy containerd; do (daemonctl stop "$n") & done
+  wait
+  exit 0
+}
+trap stop_node TERM INT
+
+supervise containerd /var/log/containerd.log containerd --config /etc/containerd/config.toml &
+supervisors=$!
 i=0
 until ctr version > /dev/null 2>&1; do
   i=$((i+1)); [ $i -gt 100 ] && { log "containerd did not start"; cat /var/log/containerd.log; exit 1; }
@@ -49,6 +68,13 @@ for t in /var/lib/kubelab/images/*.tar; do
 done
 log "containerd ready, images: $(ctr -n k8s.io images ls -q | tr '\n' ' ')"
 
-# kube-proxy in the background; the kubelet in the foreground (PID 1's child).
-kubelab component kube-proxy $KUBE_PROXY_ARGS > /var/log/kube-proxy.log 2>&1 &
-exec kubelab component kubelet $KUBELET_ARGS
+# kube-proxy logs to its file; the kubelet to the container's output (the
+# backend shows its last lines when a node does not become Ready).
+supervise kube-proxy /var/log/kube-proxy.log kubelab component kube-proxy $KUBE_PROXY_ARGS &
+supervisors="$supervisors $!"
+supervise kubelet - kubelab component kubelet $KUBELET_ARGS &
+supervisors="$supervisors $!"
+# The supervisors never return: this waits until the node is stopped.
+wait
+log "every supervisor exited"
+exit 1

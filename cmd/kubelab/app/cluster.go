@@ -212,10 +212,12 @@ func firstLine(s string) string {
 func newFaultCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fault ACTION TARGET",
-		Short: "Apply a fault or repair: kill|stop|start|restart|pause|resume a component, a node, or etcd-leader, etcd-follower, scheduler-leader, controller-manager-leader",
+		Short: "Apply a fault or repair: kill|stop|start|restart|pause|resume a component, a node, etcd-leader, etcd-follower, scheduler-leader, controller-manager-leader, or a daemon inside a node (docker)",
 		Example: `  kubelab fault kill etcd-leader
-  kubelab fault kill worker-2      # the node stops heartbeating
-  kubelab fault start worker-2`,
+  kubelab fault kill worker-2          # the node stops heartbeating
+  kubelab fault start worker-2
+  kubelab fault kill worker-2/kubelet  # docker: the kubelet alone; its pods keep running
+  kubelab fault start worker-2/kubelet`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a := cluster.Action(args[0])

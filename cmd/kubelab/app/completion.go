@@ -46,7 +46,8 @@ func completeClusters(g *globals) cobra.CompletionFunc {
 }
 
 // completeFault completes `fault ACTION TARGET`: the actions, then the
-// components and nodes of the named cluster and the leader targets.
+// components and nodes of the named cluster, the leader targets and, on
+// real nodes, the daemons inside each node.
 func completeFault(g *globals) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		switch len(args) {
@@ -63,9 +64,15 @@ func completeFault(g *globals) cobra.CompletionFunc {
 				return out, cobra.ShellCompDirectiveNoFileComp
 			}
 			comps, err := c.Components(cmd.Context())
+			realNodes := cluster.CapabilitiesOf(c.Backend)[cluster.CapNodeInternals]
 			if err == nil {
 				for _, k := range comps {
 					out = append(out, cobra.CompletionWithDesc(k.Name, string(k.Role)))
+					if k.Role == cluster.RoleNode && realNodes {
+						for _, d := range cluster.NodeDaemons {
+							out = append(out, cobra.CompletionWithDesc(k.Name+"/"+d, d+" inside "+k.Name))
+						}
+					}
 				}
 			}
 			return out, cobra.ShellCompDirectiveNoFileComp
