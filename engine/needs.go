@@ -55,7 +55,7 @@ func (o *Operation) Needs() map[cluster.Capability]string {
 			// A daemon inside a node is no control-plane component: the
 			// backend needs real nodes to reach it.
 			delete(out, cluster.CapComponentFaults)
-			out[cluster.CapNodeInternals] = summarize(o)
+			out[cluster.CapNodeInternals] = o.Summary()
 		}
 	}
 	if c := o.Compiled(); c != nil {
