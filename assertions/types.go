@@ -166,6 +166,21 @@ type Probe struct {
 	Running      bool    `expr:"running"`
 }
 
+// Background is the record of an operation started with background: NAME,
+// read as background.NAME while and after it runs: a drain waiting on a
+// PodDisruptionBudget while later steps make room for it.
+type Background struct {
+	// Done is set once the operation ended: passed, failed, or stopped
+	// at the lab's end.
+	Done bool `expr:"done"`
+	// Passed is set when it ended without error.
+	Passed bool   `expr:"passed"`
+	Error  string `expr:"error"`
+	Output string `expr:"output"`
+	// Seconds is how long it has run (so far, while not done).
+	Seconds float64 `expr:"seconds"`
+}
+
 // Snapshot is an etcd snapshot saved by a snapshot operation, bound to the
 // snapshot's name: before.revision, before.size.
 type Snapshot struct {

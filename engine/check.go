@@ -44,12 +44,13 @@ type checker struct {
 	components []string
 	etcd       int
 
-	reserved map[string]bool         // names a binding cannot take
-	recorded map[string]Pos          // every valid record name, first occurrence
-	bindings map[string]reflect.Type // recorded so far, in document order
-	boundAt  map[string]Pos          // where each binding got its type
-	broken   map[string]bool         // bindings whose expression did not compile
-	probes   []string                // probe names started so far, in document order
+	reserved    map[string]bool         // names a binding cannot take
+	recorded    map[string]Pos          // every valid record name, first occurrence
+	bindings    map[string]reflect.Type // recorded so far, in document order
+	boundAt     map[string]Pos          // where each binding got its type
+	broken      map[string]bool         // bindings whose expression did not compile
+	probes      []string                // probe names started so far, in document order
+	backgrounds []string                // background operation names so far
 }
 
 func newChecker(d *decoder, dir string, data []byte) *checker {
@@ -222,6 +223,36 @@ func (c *checker) operation(op *Operation, path string) {
 		c.body(op, p, joinPath(path, p.kind))
 	}
 	c.timeout(op, path)
+	if op.Background != "" {
+		c.background(op, parts[0], path)
+	}
+}
+
+var backgroundType = reflect.TypeFor[map[string]assertions.Background]()
+
+// background checks a background operation: a name of its own, and a
+// kind whose work can run beside the steps (it binds nothing).
+func (c *checker) background(op *Operation, part opPart, path string) {
+	p := joinPath(path, "background")
+	switch {
+	case !identifierRE.MatchString(op.Background):
+		c.errorAt(p, "invalid background name %q: want an identifier (letters, digits and _, not starting with a digit)", op.Background)
+		return
+	case part.kind == "record" || part.kind == "probe":
+		c.errorAt(p, "a %s cannot run in the background (a probe always does)", part.kind)
+		return
+	case slices.Contains(c.backgrounds, op.Background):
+		c.errorAt(p, "background name %q is already taken by an earlier operation", op.Background)
+		return
+	}
+	if b, ok := part.op().(ops.Binder); ok {
+		if name, field := b.Binding(); name != "" {
+			c.errorAt(p, "a background operation cannot bind %q (%s): read its output as background.%s.output", name, field, op.Background)
+			return
+		}
+	}
+	c.backgrounds = append(c.backgrounds, op.Background)
+	c.bindType(ops.BackgroundBinding, backgroundType, false, p)
 }
 
 // body validates one operation's body through its kind.

@@ -135,6 +135,13 @@ func (s *Step) Pos() Pos { return s.pos }
 type Operation struct {
 	// Description explains the operation.
 	Description string `json:"description,omitempty" yaml:"description,omitempty"`
+	// Background runs the operation in the background under this name:
+	// the step goes on at once, the operation runs (within its timeout)
+	// while later steps do, and expressions read its record as
+	// background.NAME (.done, .passed, .error, .output, .seconds), e.g.
+	// a drain held by a PodDisruptionBudget until a later step makes room.
+	// Not for operations that bind a name, record or probe.
+	Background string `json:"background,omitempty" yaml:"background,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
 	// Timeout bounds the operation. Default by kind: 30s for API writes
 	// (apply, create, patch, delete, label, taint, untaint, cordon,
 	// uncordon), record and sleep; 60s for checks (wait, assert, error),

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,19 +16,29 @@ import (
 
 // exec runs one operation through its kind.
 func (x *run) exec(ctx context.Context, op *Operation) (string, error) {
+	o, err := x.prepare(ctx, op)
+	if err != nil {
+		return "", err
+	}
+	return o.Exec(ctx, x)
+}
+
+// prepare is the operation's kind with its templates rendered from the
+// bindings of now.
+func (x *run) prepare(ctx context.Context, op *Operation) (ops.Operation, error) {
 	o := op.op()
 	if o == nil {
-		return "", errors.New("operation has no kind")
+		return nil, errors.New("operation has no kind")
 	}
 	if len(op.templates) > 0 {
-		body, err := rendered(ctx, op.Spec(), op.templates, x.live, x.bindings)
+		body, err := rendered(ctx, op.Spec(), op.templates, x.live, x.Bindings())
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		k, _ := ops.Lookup(op.Kind())
 		o = k.Bind(body)
 	}
-	return o.Exec(ctx, x)
+	return o, nil
 }
 
 // Summary describes the operation in a few words for progress and
@@ -59,31 +71,111 @@ func (x *run) Clients() (*ops.Clients, error) {
 
 func (x *run) View() ops.View { return x.live }
 
-// Bindings are the recorded values, with the probes' records as of now
-// when probes run.
+// Bindings are the recorded values, with the probes' and the background
+// operations' records as of now when any run.
 func (x *run) Bindings() map[string]any {
 	x.bg.mu.Lock()
 	defer x.bg.mu.Unlock()
-	if len(x.bg.probes) == 0 {
+	if len(x.bg.probes) == 0 && len(x.bg.ops) == 0 {
 		return x.bindings
 	}
 	b := maps.Clone(x.bindings)
-	probes := map[string]assertions.Probe{}
-	for name, read := range x.bg.probes {
-		probes[name] = read()
+	if len(x.bg.probes) > 0 {
+		probes := map[string]assertions.Probe{}
+		for name, read := range x.bg.probes {
+			probes[name] = read()
+		}
+		b[ops.ProbesBinding] = probes
 	}
-	b[ops.ProbesBinding] = probes
+	if len(x.bg.ops) > 0 {
+		bops := map[string]assertions.Background{}
+		for name, rec := range x.bg.ops {
+			bops[name] = rec.snapshot()
+		}
+		b[ops.BackgroundBinding] = bops
+	}
 	return b
 }
 
-// background is the work operations leave running (probes) until the lab
-// or session ends.
+// background is the work operations leave running (probes, operations
+// started with background: NAME) until the lab or session ends.
 type background struct {
 	mu     sync.Mutex
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	probes map[string]func() assertions.Probe
+	ops    map[string]*backgroundOp
+}
+
+// backgroundOp is the record of an operation running in the background.
+type backgroundOp struct {
+	mu    sync.Mutex
+	start time.Time
+	end   time.Time
+	rec   assertions.Background
+}
+
+func (b *backgroundOp) snapshot() assertions.Background {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.rec
+	end := b.end
+	if end.IsZero() {
+		end = time.Now()
+	}
+	r.Seconds = end.Sub(b.start).Seconds()
+	return r
+}
+
+func (b *backgroundOp) finish(out string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.end = time.Now()
+	b.rec.Done, b.rec.Passed, b.rec.Output = true, err == nil, out
+	if err != nil {
+		b.rec.Error = err.Error()
+	}
+}
+
+// startBackground runs op in the background, within its own time limit,
+// and reports its end in the progress and the timeline; it is stopped
+// when the lab or session ends.
+func (x *run) startBackground(step string, op *Operation) {
+	rec := &backgroundOp{start: time.Now()}
+	x.bg.mu.Lock()
+	if x.bg.ops == nil {
+		x.bg.ops = map[string]*backgroundOp{}
+	}
+	x.bg.ops[op.Background] = rec
+	x.bg.mu.Unlock()
+	// Templates are rendered now, from the bindings the step sees.
+	o, perr := x.prepare(context.Background(), op)
+	x.Go(func(bctx context.Context) {
+		ctx, cancel := context.WithTimeout(bctx, op.TimeLimit())
+		defer cancel()
+		out, err := "", perr
+		if err == nil {
+			out, err = o.Exec(ctx, x)
+		}
+		status := string(Passed)
+		switch {
+		case bctx.Err() != nil && err != nil:
+			status, err = "stopped at the end", fmt.Errorf("stopped at the end: %w", err)
+		case err != nil:
+			status = string(Failed)
+		}
+		rec.finish(out, err)
+		msg := fmt.Sprintf("background %s (%s): %s", op.Background, op.Summary(), status)
+		if status == string(Failed) {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			msg += ": " + first
+		}
+		x.report(Progress{Step: step, Message: msg})
+		if x.tl != nil {
+			x.tl.add(EventStep, "background "+op.Background, status)
+		}
+	})
 }
 
 func (x *run) Go(f func(ctx context.Context)) {
@@ -118,7 +210,13 @@ func (x *run) stopBackground() {
 	x.bg.wg.Wait()
 }
 
-func (x *run) Bind(name string, v any) { x.bindings[name] = v }
+// Bind records a value; under the background lock, as background
+// operations read the bindings while the steps write them.
+func (x *run) Bind(name string, v any) {
+	x.bg.mu.Lock()
+	defer x.bg.mu.Unlock()
+	x.bindings[name] = v
+}
 
 func (x *run) Binary() string { return x.r.Binary }
 

@@ -312,6 +312,12 @@ func (x *run) runStep(ctx context.Context, st *Step) StepResult {
 func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
 	kind := op.Kind()
 	or := OpResult{Kind: kind, Line: op.Pos().Line, Summary: op.Summary(), Status: Passed}
+	if op.Background != "" {
+		x.startBackground(step, op)
+		or.Summary += " (in the background as " + op.Background + ")"
+		or.Output = "started"
+		return or
+	}
 	ctx, cancel := context.WithTimeout(ctx, op.TimeLimit())
 	defer cancel()
 	start := time.Now()

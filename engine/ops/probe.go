@@ -22,6 +22,11 @@ func init() {
 // probes.NAME is the record of probe NAME.
 const ProbesBinding = "probes"
 
+// BackgroundBinding is the binding background operations are read
+// through: background.NAME is the record of the operation started with
+// background: NAME.
+const BackgroundBinding = "background"
+
 // ProbeOp starts a background probe: kubectl runs every interval, while
 // the later steps run (and inject faults), until the lab ends. Later
 // expressions read its record as probes.NAME (attempts, failures,
