@@ -53,9 +53,6 @@ func (o *Operation) Summary() string {
 	return o.Kind()
 }
 
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error { return ops.Sleep(ctx, d) }
-
 // A run is the environment its operations run in.
 var _ ops.Env = (*run)(nil)
 

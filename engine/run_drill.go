@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"time"
+
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // Eventually runs op again and again until it passes, for at most within:
@@ -35,7 +37,7 @@ func (s *Session) Eventually(ctx context.Context, op *Operation, within time.Dur
 		if ctx.Err() == nil || n == 1 {
 			last = r
 		}
-		if ctx.Err() != nil || sleep(ctx, delay) != nil {
+		if ctx.Err() != nil || ops.Sleep(ctx, delay) != nil {
 			last.Duration = time.Since(start)
 			last.Error = fmt.Sprintf("still failing after %d attempts over %s; last attempt: %s",
 				n, last.Duration.Round(10*time.Millisecond), last.Error)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/invopop/jsonschema"
 	"gopkg.in/yaml.v3"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
@@ -23,24 +21,13 @@ const schemaFile = "../schema/lab.v1alpha1.json"
 // generateSchema reflects the JSON Schema of lab files from the Go types,
 // with their doc comments as descriptions.
 func generateSchema() ([]byte, error) {
-	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: loadertest.Mapper}
-	if err := r.AddGoComments("kubelab.dev/kubelab/engine", ".", jsonschema.WithFullComment()); err != nil {
+	s, err := loadertest.ReflectSchema(&Lab{}, "https://kubelab.dev/schema/lab.v1alpha1.json",
+		"kubelab lab file ("+APIVersion+", kind "+KindLab+")", OperationKinds(),
+		[][2]string{{"kubelab.dev/kubelab/engine", "."}, {"kubelab.dev/kubelab/cluster", "../cluster"}})
+	if err != nil {
 		return nil, err
 	}
-	if err := r.AddGoComments("kubelab.dev/kubelab/cluster", "../cluster", jsonschema.WithFullComment()); err != nil {
-		return nil, err
-	}
-	s := r.Reflect(&Lab{})
-	s.ID = "https://kubelab.dev/schema/lab.v1alpha1.json"
-	s.Title = "kubelab lab file (" + APIVersion + ", kind " + KindLab + ")"
-	op := s.Definitions["Operation"]
-	for _, k := range OperationKinds() {
-		op.OneOf = append(op.OneOf, &jsonschema.Schema{Required: []string{k}})
-	}
-	m := s.Definitions["ManifestOp"]
-	m.OneOf = []*jsonschema.Schema{{Required: []string{"file"}}, {Required: []string{"manifest"}}}
-	b, err := json.MarshalIndent(s, "", "  ")
-	return append(b, '\n'), err
+	return loadertest.MarshalSchema(s)
 }
 
 func TestSchema(t *testing.T) {
@@ -48,16 +35,7 @@ func TestSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.WriteFile(schemaFile, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	have, err := os.ReadFile(schemaFile)
-	if err != nil || !bytes.Equal(have, got) {
-		t.Fatalf("%s is stale or missing (%v); regenerate it with:\n\tgo test ./engine -run TestSchema -update", filepath.Clean(schemaFile), err)
-	}
+	loadertest.CheckSchemaFile(t, schemaFile, got, *update, "go test ./engine -run TestSchema -update")
 }
 
 func TestSchemaSanity(t *testing.T) {

@@ -1,7 +1,6 @@
 package grade
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/invopop/jsonschema"
 	"gopkg.in/yaml.v3"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/loadertest"
@@ -24,25 +22,12 @@ var update = flag.Bool("update", false, "rewrite "+exerciseSchemaFile+" and the 
 // generateExerciseSchema reflects the JSON Schema of exercise files from
 // the Go types, with their doc comments as descriptions.
 func generateExerciseSchema() ([]byte, error) {
-	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: loadertest.Mapper}
-	if err := r.AddGoComments("kubelab.dev/kubelab/grade", ".", jsonschema.WithFullComment()); err != nil {
+	s, err := loadertest.ReflectSchema(&Exercise{}, "https://kubelab.dev/schema/exercise.v1alpha1.json",
+		"kubelab exercise file ("+engine.APIVersion+", kind "+KindExercise+")", engine.OperationKinds(),
+		[][2]string{{"kubelab.dev/kubelab/grade", "."}, {"kubelab.dev/kubelab/engine", "../engine"}, {"kubelab.dev/kubelab/cluster", "../cluster"}})
+	if err != nil {
 		return nil, err
 	}
-	if err := r.AddGoComments("kubelab.dev/kubelab/engine", "../engine", jsonschema.WithFullComment()); err != nil {
-		return nil, err
-	}
-	if err := r.AddGoComments("kubelab.dev/kubelab/cluster", "../cluster", jsonschema.WithFullComment()); err != nil {
-		return nil, err
-	}
-	s := r.Reflect(&Exercise{})
-	s.ID = "https://kubelab.dev/schema/exercise.v1alpha1.json"
-	s.Title = "kubelab exercise file (" + engine.APIVersion + ", kind " + KindExercise + ")"
-	op := s.Definitions["Operation"]
-	for _, k := range engine.OperationKinds() {
-		op.OneOf = append(op.OneOf, &jsonschema.Schema{Required: []string{k}})
-	}
-	m := s.Definitions["ManifestOp"]
-	m.OneOf = []*jsonschema.Schema{{Required: []string{"file"}}, {Required: []string{"manifest"}}}
 	kinds := s.Definitions["Contract"].Properties.Value("kinds")
 	for _, k := range allowableKinds() {
 		kinds.Items.Enum = append(kinds.Items.Enum, k)
@@ -51,8 +36,7 @@ func generateExerciseSchema() ([]byte, error) {
 	for _, r := range Rules() {
 		refused.Items.Enum = append(refused.Items.Enum, r)
 	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	return append(b, '\n'), err
+	return loadertest.MarshalSchema(s)
 }
 
 func TestExerciseSchema(t *testing.T) {
@@ -60,16 +44,7 @@ func TestExerciseSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.WriteFile(exerciseSchemaFile, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	have, err := os.ReadFile(exerciseSchemaFile)
-	if err != nil || !bytes.Equal(have, got) {
-		t.Fatalf("%s is stale or missing (%v); regenerate it with:\n\tgo test ./grade -run TestExerciseSchema -update", filepath.Clean(exerciseSchemaFile), err)
-	}
+	loadertest.CheckSchemaFile(t, exerciseSchemaFile, got, *update, "go test ./grade -run TestExerciseSchema -update")
 }
 
 func TestExerciseSchemaSanity(t *testing.T) {

@@ -163,3 +163,48 @@ func Conform(t testing.TB, file string, root, s *Schema, n *yaml.Node) {
 		}
 	}
 }
+
+// ReflectSchema reflects the JSON Schema of v (a *Lab or an *Exercise)
+// the way both file formats are published: field names from the yaml
+// tags, descriptions from the doc comments of the packages given as
+// import path → directory (relative to the test), an operation being
+// exactly one of kinds, and a ManifestOp either a file or a manifest.
+func ReflectSchema(v any, id, title string, kinds []string, comments [][2]string) (*jsonschema.Schema, error) {
+	r := &jsonschema.Reflector{FieldNameTag: "yaml", Mapper: Mapper}
+	for _, c := range comments {
+		if err := r.AddGoComments(c[0], c[1], jsonschema.WithFullComment()); err != nil {
+			return nil, err
+		}
+	}
+	s := r.Reflect(v)
+	s.ID, s.Title = jsonschema.ID(id), title
+	op := s.Definitions["Operation"]
+	for _, k := range kinds {
+		op.OneOf = append(op.OneOf, &jsonschema.Schema{Required: []string{k}})
+	}
+	m := s.Definitions["ManifestOp"]
+	m.OneOf = []*jsonschema.Schema{{Required: []string{"file"}}, {Required: []string{"manifest"}}}
+	return s, nil
+}
+
+// MarshalSchema is s indented, with a final newline.
+func MarshalSchema(s *jsonschema.Schema) ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	return append(b, '\n'), err
+}
+
+// CheckSchemaFile compares the committed schema at path with got, or
+// writes got there when update is set; regen is the command that does.
+func CheckSchemaFile(t testing.TB, path string, got []byte, update bool, regen string) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	have, err := os.ReadFile(path)
+	if err != nil || string(have) != string(got) {
+		t.Fatalf("%s is stale or missing (%v); regenerate it with:\n\t%s", filepath.Clean(path), err, regen)
+	}
+}
