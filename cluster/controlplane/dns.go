@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -50,33 +49,25 @@ func InstallDNS(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	const ns = "kube-system"
 	labels := map[string]string{"k8s-app": "kube-dns"}
-	create := func(what string, err error) error {
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("dns addon: create %s: %w", what, err)
-		}
-		return nil
-	}
-	if err := create("serviceaccount", second(cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Name: CoreDNS.ServiceAccountName()}}, metav1.CreateOptions{}))); err != nil {
+	if err := Created("dns addon serviceaccount")(cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Name: CoreDNS.ServiceAccountName()}}, metav1.CreateOptions{})); err != nil {
 		return err
 	}
-	if err := create("configmap", second(cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "coredns"}, Data: map[string]string{"Corefile": corefile}}, metav1.CreateOptions{}))); err != nil {
+	if err := Created("dns addon configmap")(cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "coredns"}, Data: map[string]string{"Corefile": corefile}}, metav1.CreateOptions{})); err != nil {
 		return err
 	}
-	if err := create("deployment", second(cs.AppsV1().Deployments(ns).Create(ctx, dnsDeployment(labels), metav1.CreateOptions{}))); err != nil {
+	if err := Created("dns addon deployment")(cs.AppsV1().Deployments(ns).Create(ctx, dnsDeployment(labels), metav1.CreateOptions{})); err != nil {
 		return err
 	}
 	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
-	return create("service", second(cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+	return Created("dns addon service")(cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Labels: map[string]string{"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}},
 		Spec: corev1.ServiceSpec{Selector: labels, ClusterIP: DNSServiceIP, Ports: []corev1.ServicePort{
 			{Name: "dns", Port: 53, Protocol: udp, TargetPort: intstr.FromInt32(53)},
 			{Name: "dns-tcp", Port: 53, Protocol: tcp, TargetPort: intstr.FromInt32(53)}}},
-	}, metav1.CreateOptions{})))
+	}, metav1.CreateOptions{}))
 }
-
-func second[T any](_ T, err error) error { return err }
 
 func dnsDeployment(labels map[string]string) *appsv1.Deployment {
 	one := int32(1)

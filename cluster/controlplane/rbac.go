@@ -44,8 +44,8 @@ func RBAC(ctx context.Context, cs kubernetes.Interface, ids ...Identity) error {
 			ObjectMeta: metav1.ObjectMeta{Name: id.User, Labels: map[string]string{"app.kubernetes.io/managed-by": "kubelab"}},
 			Rules:      rs,
 		}
-		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create clusterrole %s: %w", id.User, err)
+		if err := Created("clusterrole " + id.User)(cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})); err != nil {
+			return err
 		}
 		subject := rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: id.User}
 		if ns, name, ok := strings.Cut(id.ServiceAccount, "/"); ok {
@@ -56,9 +56,23 @@ func RBAC(ctx context.Context, cs kubernetes.Interface, ids ...Identity) error {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: id.User},
 			Subjects:   []rbacv1.Subject{subject},
 		}
-		if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create clusterrolebinding %s: %w", id.User, err)
+		if err := Created("clusterrolebinding " + id.User)(cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// Created checks the result of creating what (e.g. "clusterrole x"):
+// kubelab's objects are made once and left as they are, so one that
+// already exists is no error. Call it on a Create's results:
+//
+//	err := Created("configmap x")(cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, opts))
+func Created(what string) func(any, error) error {
+	return func(_ any, err error) error {
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %s: %w", what, err)
+		}
+		return nil
+	}
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/distribution/reference"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"kubelab.dev/kubelab/cluster/controlplane"
 	"sigs.k8s.io/yaml"
 )
 
@@ -64,23 +64,14 @@ func installPreload(ctx context.Context, cs kubernetes.Interface) error {
 	if err := yaml.UnmarshalStrict([]byte(preloadBinding), &bind); err != nil {
 		return fmt.Errorf("preloaded images binding: %w", err)
 	}
-	created := func(what string, err error) error {
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create %s %s: %w", what, preloadName, err)
-		}
-		return nil
-	}
-	_, err := cs.CoreV1().ConfigMaps("kube-system").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: preloadName},
-		Data: map[string]string{"images": ""}}, metav1.CreateOptions{})
-	if err := created("configmap", err); err != nil {
+	if err := controlplane.Created("configmap " + preloadName)(cs.CoreV1().ConfigMaps("kube-system").Create(ctx,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: preloadName}, Data: map[string]string{"images": ""}}, metav1.CreateOptions{})); err != nil {
 		return err
 	}
-	_, err = cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, &pol, metav1.CreateOptions{})
-	if err := created("mutatingadmissionpolicy", err); err != nil {
+	if err := controlplane.Created("mutatingadmissionpolicy " + preloadName)(cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, &pol, metav1.CreateOptions{})); err != nil {
 		return err
 	}
-	_, err = cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, &bind, metav1.CreateOptions{})
-	return created("mutatingadmissionpolicybinding", err)
+	return controlplane.Created("mutatingadmissionpolicybinding " + preloadName)(cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, &bind, metav1.CreateOptions{}))
 }
 
 var unpacked = regexp.MustCompile(`unpacking (\S+) \(sha256:`)

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -20,6 +19,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/controlplane"
 )
 
 // adminClient is kubelab's own client of the cluster, unthrottled:
@@ -78,11 +78,7 @@ func registerNode(ctx context.Context, cs kubernetes.Interface, i int, n cluster
 	for _, t := range n.Taints {
 		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	}
-	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
+	return controlplane.Created("node " + n.Name)(cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}))
 }
 
 // waitNodesReady watches every node (one watch, not a poll per node) until
