@@ -128,7 +128,12 @@ func (v Version) Line() string {
 	return s
 }
 
-func versionLine() string { return buildVersion().Line() }
+// versionLine is --version's line; it names no component, so it reads
+// only kubelab's own build information.
+func versionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi, nil).Line()
+}
 
 func (v Version) write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -152,7 +157,8 @@ func newVersionCommand(g *globals) *cobra.Command {
 		Short: "Print kubelab's version and commit, and the versions of the components it carries",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printAs(g.streams.Out, output, buildVersion(), buildVersion().write)
+			v := buildVersion()
+			return printAs(g.streams.Out, output, v, v.write)
 		},
 	}
 	addOutputFlag(cmd, &output)
