@@ -26,10 +26,12 @@ import (
 var files embed.FS
 
 // Debian packages of the node image (containerd, runc, CNI plugins,
-// iptables for kube-proxy, HAProxy for the load balancer).
+// iptables for kube-proxy, HAProxy for the load balancer; busybox-static
+// is the shell and tools of the grader image, see grader.go).
 var nodePackages = []string{
 	"containerd", "runc", "containernetworking-plugins", "iptables", "iproute2", "ca-certificates",
 	"procps", "conntrack", "mount", "util-linux", "kmod", "socat", "tini", "haproxy", "iputils-ping", "curl",
+	"busybox-static",
 }
 
 const (
@@ -98,13 +100,9 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 		return imgs, err
 	}
 
-	// Node base: a Debian rootfs made by debootstrap (no registry to pull from).
-	baseHash := hashStrings(append([]string{debianSuite}, nodePackages...)...)
-	base := "kubelab/node-base:" + baseHash[:12]
-	if !imageExists(ctx, cli, base) {
-		if err := debootstrapImport(ctx, cli, base, progress); err != nil {
-			return imgs, err
-		}
+	base, err := ensureBase(ctx, cli, progress)
+	if err != nil {
+		return imgs, err
 	}
 
 	// Node image: base + kubelab + init script + configs + workload images.
@@ -121,6 +119,23 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 	ctxFiles["Dockerfile"] = ctxFiles["Dockerfile.node"]
 	err = buildIfChanged(ctx, cli, imgs.Node, nodeHash, ctxFiles, map[string]string{"kubelab": bin}, progress, "BASE="+base)
 	return imgs, err
+}
+
+// baseImage is the node base image's reference: a Debian rootfs made by
+// debootstrap (no registry to pull from), named by its suite and packages.
+func baseImage() string {
+	return "kubelab/node-base:" + hashStrings(append([]string{debianSuite}, nodePackages...)...)[:12]
+}
+
+// ensureBase makes the node base image unless it exists.
+func ensureBase(ctx context.Context, cli *client.Client, progress func(string)) (string, error) {
+	base := baseImage()
+	if !imageExists(ctx, cli, base) {
+		if err := debootstrapImport(ctx, cli, base, progress); err != nil {
+			return "", err
+		}
+	}
+	return base, nil
 }
 
 // nodeFiles are the files of the node image's build context.
