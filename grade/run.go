@@ -183,10 +183,7 @@ func RunAll(ctx context.Context, r *engine.Runner, ex *Exercise, learners []Lear
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
-			g := newGrade(ex, nil, l.Name)
-			g.Submission = l.Dir
-			g.fail(ex, StatusError, "interrupted: %v", ctx.Err())
-			out[i] = g
+			out[i] = NotGraded(ex, l.Name, l.Dir, "interrupted: %v", ctx.Err())
 			continue
 		}
 		wg.Add(1)
@@ -195,10 +192,7 @@ func RunAll(ctx context.Context, r *engine.Runner, ex *Exercise, learners []Lear
 			defer func() { <-sem }()
 			sub, err := ReadSubmission(l.Dir, &ex.Spec.Submission)
 			if err != nil {
-				g := newGrade(ex, nil, l.Name)
-				g.Submission = l.Dir
-				g.fail(ex, StatusError, "%v", err)
-				out[i] = g
+				out[i] = NotGraded(ex, l.Name, l.Dir, "%v", err)
 				return
 			}
 			out[i], _ = Run(ctx, r, ex, sub, l.Name)

@@ -138,7 +138,7 @@ exercises.
 		newListCommand(g),
 		newImagesCommand(g),
 		newDrillCommand(g),
-		newGradeCommand(g), newExerciseCommand(g), newCheckCommand(g), newSolveCommand(g),
+		newGradeCommand(g), newExerciseCommand(g), newCheckCommand(g), newSolveCommand(g), newGradePodCommand(g),
 		newVersionCommand(g), newGetCommand(g), newBenchCommand(g), newReportCommand(g), newSchemaCommand(g),
 		newClientCommand(g, "kubectl", "Run kubectl against the cluster (--name); arguments after kubectl are kubectl's"),
 		newClientCommand(g, "etcdctl", "Run etcdctl against the cluster's etcd members (--name); arguments after etcdctl are etcdctl's"),

@@ -157,7 +157,7 @@ func newImagesCommand(g *globals) *cobra.Command {
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "build",
-		Short: "Build every image the docker backend needs (cached by content hash; no registry needed)",
+		Short: "Build every image the docker backend needs, and the grader image of `kubelab grade --on` (cached by content hash; no registry needed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bin, err := os.Executable()
@@ -171,7 +171,13 @@ func newImagesCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, ref := range []string{imgs.Node, imgs.Kubelab, imgs.Pause, imgs.HTTP} {
+			grader, err := docker.BuildGrader(cmd.Context(), bin, func(s string) {
+				fmt.Fprintf(g.streams.Err, "  %6.1fs  %s\n", time.Since(start).Seconds(), s)
+			})
+			if err != nil {
+				return err
+			}
+			for _, ref := range []string{imgs.Node, imgs.Kubelab, imgs.Pause, imgs.HTTP, grader} {
 				fmt.Fprintln(g.streams.Out, ref)
 			}
 			return nil

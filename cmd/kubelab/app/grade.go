@@ -37,6 +37,9 @@ type gradeFlags struct {
 	keep        bool
 	timeline    bool
 	kube        kubeFlags
+	on          string
+	onContext   string
+	image       string
 }
 
 func newGradeCommand(g *globals) *cobra.Command {
@@ -58,10 +61,20 @@ sub-directory (one per learner) on isolated clusters, --parallel at a time,
 and writes a scoreboard (CSV and JSON) and one report per learner to --out;
 it exits non-zero (3) only when a submission could not be graded.
 
+With --on CLASS.kubeconfig, --submissions are graded in pods of that
+Kubernetes cluster instead of on this machine: one Indexed Job, --parallel
+pods at a time, each grading one submission on an embedded cluster inside
+the pod (unprivileged; no Docker). The pods run the grader image (--image,
+default the one 'kubelab images build' makes); the scoreboard and reports
+are the same as local grading's, and the Job's namespace is removed after.
+A pod that fails or is evicted is retried once, then its submission is
+reported as "could not grade", never as a score.
+
 The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 		Example: `  kubelab grade exercises/spread-replicas --submission my-answer/
   kubelab grade exercises/pdb-drain --submission . --junit grade.xml --json grade.json --markdown grade.md --html grade.html
-  kubelab grade exercises/rbac-least-privilege --submissions class-2026/ --parallel 2 --out grades/`,
+  kubelab grade exercises/rbac-least-privilege --submissions class-2026/ --parallel 2 --out grades/
+  kubelab grade exercises/rbac-least-privilege --submissions class-2026/ --on class.kubeconfig --parallel 8 --image registry.example/kubelab-grader:v1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (f.submission == "") == (f.submissions == "") {
@@ -70,6 +83,12 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 			ex, err := grade.LoadExercise(args[0])
 			if err != nil {
 				return invalid(err)
+			}
+			if f.on != "" {
+				return gradeOnCluster(cmd, g, f, ex)
+			}
+			if f.onContext != "" || f.image != "" {
+				return invalid(errors.New("--on-context and --image are for grading on a class cluster: add --on FILE.kubeconfig"))
 			}
 			r, err := gradeRunner(g, f)
 			if err != nil {
@@ -96,6 +115,9 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 	fl.StringVar(&f.out, "out", "grades", "directory for the scoreboard and per-learner reports (--submissions)")
 	fl.BoolVar(&f.keep, "keep-on-failure", false, "leave the cluster of a submission that did not pass up for inspection")
 	fl.BoolVar(&f.timeline, "timeline", false, "print the timeline of each grading")
+	fl.StringVar(&f.on, "on", "", "grade --submissions in pods of the Kubernetes cluster of this kubeconfig (a class cluster) instead of on this machine")
+	fl.StringVar(&f.onContext, "on-context", "", "with --on: the kubeconfig's context to use (default its current context)")
+	fl.StringVar(&f.image, "image", "", "with --on: the grader image the pods run (default: the one `kubelab images build` makes of this binary)")
 	return cmd
 }
 
@@ -153,6 +175,12 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 	}
 	fmt.Fprintf(g.streams.Err, "grading %d submissions of %s, %d at a time\n", len(learners), ex.Metadata.Name, max(f.parallel, 1))
 	grades, err := grade.RunAll(cmd.Context(), r, ex, learners, f.parallel)
+	return writeBatch(g, f, ex, grades, err)
+}
+
+// writeBatch prints the grades of a batch and writes its scoreboard and
+// per-learner reports; err is the batch's own (an interrupt).
+func writeBatch(g *globals, f *gradeFlags, ex *grade.Exercise, grades []*grade.Grade, err error) error {
 	for _, gr := range grades {
 		printGrade(g.streams.Out, gr, f.timeline)
 	}
