@@ -155,11 +155,16 @@ func (c *checker) protect(ex *Exercise) {
 }
 
 // exerciseOps yields every operation with its path, in the order they
-// run: setup, then each check's try and finally.
+// run: setup, the solution's, then each check's try and finally.
 func exerciseOps(ex *Exercise) iter.Seq2[string, *engine.Operation] {
 	return func(yield func(string, *engine.Operation) bool) {
 		for i := range ex.Spec.Setup {
 			if !yield(fmt.Sprintf("spec.setup[%d]", i), &ex.Spec.Setup[i]) {
+				return
+			}
+		}
+		for i := range ex.Spec.Solution {
+			if !yield(fmt.Sprintf("spec.solution[%d]", i), &ex.Spec.Solution[i]) {
 				return
 			}
 		}

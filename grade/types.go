@@ -120,6 +120,12 @@ type ExerciseSpec struct {
 	// existing workloads, taints or objects the task starts from. A setup
 	// failure is an error of the exercise, not of the submission.
 	Setup []engine.Operation `json:"setup,omitempty" yaml:"setup,omitempty"`
+	// Solution is the reference solution as operations, for what no
+	// submission of manifests can repair (a dead component: `start`):
+	// `kubelab solve` runs them after applying the solution directory, if
+	// there is one, and the tests run them on the setup state. A learner
+	// does the same with `kubelab fault`; say so in the statement.
+	Solution []engine.Operation `json:"solution,omitempty" yaml:"solution,omitempty"`
 	// Submission is the contract a submission must respect.
 	Submission Contract `json:"submission" yaml:"submission"`
 	// Checks are graded in order; each is worth its points when all of

@@ -372,10 +372,6 @@ func newSolveCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sub, err := grade.ReadSubmission(filepath.Join(ex.Dir(), "solution"), &ex.Spec.Submission)
-			if err != nil {
-				return invalid(fmt.Errorf("exercise %s: reference solution: %w", ex.Metadata.Name, err))
-			}
 			r, err := liveRunner(g, g.verbose)
 			if err != nil {
 				return err
@@ -385,20 +381,17 @@ func newSolveCommand(g *globals) *cobra.Command {
 				return cannotRun(err)
 			}
 			defer s.Close(cmd.Context(), true)
-			gr, err := grade.ApplySubmission(cmd.Context(), s, ex, sub)
-			if err != nil {
-				return cannotRun(err)
-			}
-			var errs []error
+			gr, err := grade.Solve(cmd.Context(), s, ex)
 			for _, o := range gr.Objects {
 				if o.Applied {
 					fmt.Fprintf(g.streams.Out, "applied %s (%s)\n", o.Object, o.File)
-				} else {
-					errs = append(errs, fmt.Errorf("apply %s (%s:%d): %s", o.Object, o.File, o.Line, o.Error))
 				}
 			}
-			if len(errs) > 0 {
-				return cannotRun(errors.Join(errs...))
+			for _, o := range gr.Setup {
+				fmt.Fprintf(g.streams.Out, "ran %s (%s)\n", o.Summary, o.Status)
+			}
+			if err != nil {
+				return cannotRun(err)
 			}
 			fmt.Fprintf(g.streams.Err, "now: kubelab check --name %s\n", g.name)
 			return nil
