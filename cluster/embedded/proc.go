@@ -104,15 +104,9 @@ func exitNote(pid int) string {
 	}
 }
 
-// startProc starts spec as a child process tagged with the cluster name.
-// ephemeral children die with this process (Pdeathsig).
-func startProc(self, home, cluster string, spec *procSpec, ephemeral bool) error {
-	logf, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open log: %w", err)
-	}
-	defer logf.Close()
-	fmt.Fprintf(logf, "---- kubelab: starting %s at %s\n", spec.Name, time.Now().Format(time.RFC3339Nano))
+// procCmd is the command that runs spec, in a UTS namespace of its own
+// (named spec.Hostname) when uts is set.
+func procCmd(self, home, cluster string, spec *procSpec, logf *os.File, ephemeral, uts bool) *exec.Cmd {
 	cmd := exec.Command(self, spec.Args...)
 	cmd.Env = append(os.Environ(),
 		envCluster+"="+cluster, envComponent+"="+spec.Name, envHome+"="+home)
@@ -124,6 +118,8 @@ func startProc(self, home, cluster string, spec *procSpec, ephemeral bool) error
 	}
 	if spec.Hostname != "" {
 		cmd.Env = append(cmd.Env, EnvHostname+"="+spec.Hostname)
+	}
+	if uts {
 		attr.Cloneflags = syscall.CLONE_NEWUTS
 		if os.Geteuid() != 0 {
 			// Unprivileged: a user namespace grants the UTS namespace.
@@ -133,14 +129,28 @@ func startProc(self, home, cluster string, spec *procSpec, ephemeral bool) error
 		}
 	}
 	cmd.SysProcAttr = attr
-	if err := theSpawner.start(cmd); err != nil && spec.Hostname != "" {
-		// No namespaces to be had: run with the host's hostname rather than not at all.
-		attr.Cloneflags, attr.UidMappings, attr.GidMappings = 0, nil, nil
+	return cmd
+}
+
+// startProc starts spec as a child process tagged with the cluster name.
+// ephemeral children die with this process (Pdeathsig).
+func startProc(self, home, cluster string, spec *procSpec, ephemeral bool) error {
+	logf, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "---- kubelab: starting %s at %s\n", spec.Name, time.Now().Format(time.RFC3339Nano))
+	cmd := procCmd(self, home, cluster, spec, logf, ephemeral, spec.Hostname != "")
+	err = theSpawner.start(cmd)
+	if err != nil && spec.Hostname != "" {
+		// No namespaces to be had (an unprivileged container, e.g. a
+		// class-grading pod): run with the host's hostname rather than not
+		// at all. An exec.Cmd cannot be started twice: make a new one.
+		cmd = procCmd(self, home, cluster, spec, logf, ephemeral, false)
 		err = theSpawner.start(cmd)
-		if err != nil {
-			return fmt.Errorf("start %s: %w", spec.Name, err)
-		}
-	} else if err != nil {
+	}
+	if err != nil {
 		return fmt.Errorf("start %s: %w", spec.Name, err)
 	}
 	spec.PID, spec.Stopped = cmd.Process.Pid, false
