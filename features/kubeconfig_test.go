@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/cluster/kubeconfig"
 	"kubelab.dev/kubelab/engine"
@@ -32,12 +34,40 @@ func TestKubeconfigBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
 	host, err := embedded.New(cluster.Topology{Name: "kc-host", Workers: 3},
 		embedded.Options{Home: embedded.Home(t.TempDir()), Binary: bin, Ephemeral: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	kubeconfigOn(t, host)
+}
+
+// TestKubeconfigBackendOnDocker is TestKubeconfigBackend with a docker
+// cluster (real kubelets, containerd and kube-proxy) as the existing one.
+func TestKubeconfigBackendOnDocker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a docker cluster; skipped with -short")
+	}
+	actx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := docker.Available(actx); err != nil {
+		t.Skipf("no Docker engine answers (%v): skipped", err)
+	}
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := docker.New(cluster.Topology{Name: "kc-dhost", Workers: 3}.WithDefaults(), docker.Options{Dir: filepath.Join(t.TempDir(), "kc-dhost"), Binary: bin, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfigOn(t, host)
+}
+
+// kubeconfigOn boots host and runs labs and drills on it through the
+// kubeconfig backend.
+func kubeconfigOn(t *testing.T, host cluster.Backend) {
+	ctx := t.Context()
 	t.Cleanup(func() { _ = host.Down(context.WithoutCancel(ctx)) })
 	if err := host.Up(ctx, nil); err != nil {
 		t.Fatalf("boot the host cluster: %v", err)
