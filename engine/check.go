@@ -110,8 +110,8 @@ func (c *checker) check(l *Lab) {
 
 // labOperations yields every operation of a lab with its path, in
 // document order: the steps, then catch, finally and cleanup.
-func labOperations(l *Lab) iter.Seq2[string, *Operation] {
-	return func(yield func(string, *Operation) bool) {
+func labOperations(l *Lab) iter.Seq2[string, *ops.Operation] {
+	return func(yield func(string, *ops.Operation) bool) {
 		for i := range l.Spec.Steps {
 			for j := range l.Spec.Steps[i].Try {
 				if !yield(fmt.Sprintf("spec.steps[%d].try[%d]", i, j), &l.Spec.Steps[i].Try[j]) {
@@ -121,7 +121,7 @@ func labOperations(l *Lab) iter.Seq2[string, *Operation] {
 		}
 		for _, sec := range []struct {
 			name string
-			ops  []Operation
+			ops  []ops.Operation
 		}{{"catch", l.Spec.Catch}, {"finally", l.Spec.Finally}, {"cleanup", l.Spec.Cleanup}} {
 			for j := range sec.ops {
 				if !yield(fmt.Sprintf("spec.%s[%d]", sec.name, j), &sec.ops[j]) {
@@ -203,24 +203,24 @@ func (c *checker) steps(steps []Step) {
 	}
 }
 
-func (c *checker) operation(op *Operation, path string) {
-	op.pos = c.at(path)
-	parts := op.parts()
+func (c *checker) operation(op *ops.Operation, path string) {
+	op.Loaded(c.at(path), nil)
+	parts := op.Parts()
 	if len(parts) == 0 {
 		if n := c.nodes[path]; n != nil && n.Kind == yaml.MappingNode && !c.unknownKey[path] {
-			c.errorAt(path, "no operation: want exactly one of %s", strings.Join(OperationKinds(), ", "))
+			c.errorAt(path, "no operation: want exactly one of %s", strings.Join(ops.OperationKinds(), ", "))
 		}
 		return
 	}
 	if len(parts) > 1 {
 		var kinds []string
 		for _, p := range parts {
-			kinds = append(kinds, p.kind)
+			kinds = append(kinds, p.Kind)
 		}
 		c.errorAt(path, "several operations in one item (%s): want exactly one; give each its own list item", strings.Join(kinds, ", "))
 	}
 	for _, p := range parts {
-		c.body(op, p, joinPath(path, p.kind))
+		c.body(op, p, joinPath(path, p.Kind))
 	}
 	c.timeout(op, path)
 	if op.Background != "" {
@@ -232,20 +232,20 @@ var backgroundType = reflect.TypeFor[map[string]assertions.Background]()
 
 // background checks a background operation: a name of its own, and a
 // kind whose work can run beside the steps (it binds nothing).
-func (c *checker) background(op *Operation, part opPart, path string) {
+func (c *checker) background(op *ops.Operation, part ops.Part, path string) {
 	p := joinPath(path, "background")
 	switch {
 	case !identifierRE.MatchString(op.Background):
 		c.errorAt(p, "invalid background name %q: want an identifier (letters, digits and _, not starting with a digit)", op.Background)
 		return
-	case part.kind == "record" || part.kind == "probe":
-		c.errorAt(p, "a %s cannot run in the background (a probe always does)", part.kind)
+	case part.Kind == "record" || part.Kind == "probe":
+		c.errorAt(p, "a %s cannot run in the background (a probe always does)", part.Kind)
 		return
 	case slices.Contains(c.backgrounds, op.Background):
 		c.errorAt(p, "background name %q is already taken by an earlier operation", op.Background)
 		return
 	}
-	if b, ok := part.op().(ops.Binder); ok {
+	if b, ok := part.Op().(ops.Binder); ok {
 		if name, field := b.Binding(); name != "" {
 			c.errorAt(p, "a background operation cannot bind %q (%s): read its output as background.%s.output", name, field, op.Background)
 			return
@@ -256,12 +256,12 @@ func (c *checker) background(op *Operation, part opPart, path string) {
 }
 
 // body validates one operation's body through its kind.
-func (c *checker) body(op *Operation, part opPart, p string) {
-	if ts := c.templates(part.spec, p); len(ts) > 0 {
-		op.templates = ts
+func (c *checker) body(op *ops.Operation, part ops.Part, p string) {
+	if ts := c.templates(part.Spec, p); len(ts) > 0 {
+		op.Loaded(op.Pos(), ts)
 	}
-	part.op().Validate(&opChecker{c: c, op: op, base: p})
-	if pr, ok := part.spec.(*ops.ProbeOp); ok && identifierRE.MatchString(pr.Name) && !slices.Contains(c.probes, pr.Name) {
+	part.Op().Validate(&opChecker{c: c, op: op, base: p})
+	if pr, ok := part.Spec.(*ops.ProbeOp); ok && identifierRE.MatchString(pr.Name) && !slices.Contains(c.probes, pr.Name) {
 		c.probes = append(c.probes, pr.Name)
 	}
 }
@@ -280,11 +280,11 @@ func (c *checker) regexp(src, path string) *regexp.Regexp {
 
 // timeout fills the operation's default timeout, or checks that the
 // explicit one leaves room for the operation's own duration.
-func (c *checker) timeout(op *Operation, path string) {
-	own := op.ownDuration()
+func (c *checker) timeout(op *ops.Operation, path string) {
+	own := op.OwnDuration()
 	switch {
 	case op.Timeout.Duration == 0:
-		op.Timeout.Duration = op.op().DefaultTimeout() + own
+		op.Timeout.Duration = op.Op().DefaultTimeout() + own
 	case own > op.Timeout.Duration:
 		c.errorAt(path+".timeout", "timeout %s is shorter than the operation's own duration %s", op.Timeout, own)
 	}

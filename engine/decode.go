@@ -10,11 +10,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 var (
 	durationType  = reflect.TypeFor[cluster.Duration]()
-	operationType = reflect.TypeFor[Operation]()
+	operationType = reflect.TypeFor[ops.Operation]()
 )
 
 // decoder fills Go values from a yaml.Node tree, strictly: it reports
@@ -186,7 +187,7 @@ func (d *decoder) key(k *yaml.Node, path string) bool {
 func (d *decoder) unknown(k *yaml.Node, t reflect.Type, path string, names []string) {
 	d.unknownKey[path] = true
 	if t == operationType {
-		kinds := OperationKinds()
+		kinds := ops.OperationKinds()
 		if hint := suggest(k.Value, kinds); hint != "" || suggest(k.Value, names) == "" {
 			d.errorf(k, path, "unknown operation %q%s", k.Value, hint)
 			return
@@ -199,7 +200,7 @@ func (d *decoder) unknown(k *yaml.Node, t reflect.Type, path string, names []str
 	d.errorf(k, path, "unknown field %q%s", k.Value, suggest(k.Value, names))
 }
 
-// isOpBody reports whether t is the body of an operation kind (TargetOp...).
+// isOpBody reports whether t is the body of an operation kind (ops.TargetOp...).
 func isOpBody(t reflect.Type) bool {
 	for _, f := range reflect.VisibleFields(operationType) {
 		if f.Type.Kind() == reflect.Pointer && f.Type.Elem() == t {
@@ -389,4 +390,10 @@ func parentPath(path string) string {
 		return path[:i]
 	}
 	return ""
+}
+
+// yamlName is the key of a struct field in a lab file.
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
 }

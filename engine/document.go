@@ -69,7 +69,7 @@ func (d *Document) CheckTopology(t *cluster.Topology) { d.c.cluster(t) }
 // expressions (against the bindings recorded before each), and fills
 // their default timeouts. A name bound later than it is used is reported
 // as such.
-func (d *Document) CheckOperations(ops iter.Seq2[string, *Operation]) { d.c.operations(ops) }
+func (d *Document) CheckOperations(ops iter.Seq2[string, *ops.Operation]) { d.c.operations(ops) }
 
 // Bindings are the names the checked operations record, with the static
 // type of each (nil when unknown); Session.Declare makes them known to a
@@ -83,9 +83,9 @@ func (d *Document) Err() error { return d.c.probs.orNil() }
 // operations checks operations given in the order they run: it first
 // notes where every name is bound, so that a use before its binder says
 // so, then checks each.
-func (c *checker) operations(all iter.Seq2[string, *Operation]) {
+func (c *checker) operations(all iter.Seq2[string, *ops.Operation]) {
 	for path, op := range all {
-		b, ok := op.op().(ops.Binder)
+		b, ok := op.Op().(ops.Binder)
 		if !ok {
 			continue
 		}

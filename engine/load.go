@@ -28,7 +28,7 @@ func Load(path string) (*Lab, error) {
 // On success the lab has its defaults filled in: spec.timeout (10m), the
 // cluster topology's defaults, every operation's timeout (DefaultTimeout),
 // patch.type (strategic), label.kind (Node); every expression is compiled
-// (Operation.Compiled) and every manifest parsed (ManifestOp.Objects).
+// (ops.Operation.Compiled) and every manifest parsed (ops.ManifestOp.Objects).
 // Otherwise the error is a *Problems listing everything wrong.
 func LoadBytes(path string, data []byte) (*Lab, error) {
 	return loadBytes(path, data, nil)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
 
@@ -36,7 +37,7 @@ func TestLoadValid(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range OperationKinds() {
+	for _, k := range ops.OperationKinds() {
 		if !used[k] {
 			t.Errorf("no valid fixture uses operation %q", k)
 		}
@@ -127,7 +128,7 @@ func TestDefaultTimeout(t *testing.T) {
 		"wait": time.Minute, "assert": time.Minute, "nodeUp": time.Minute, "script": time.Minute,
 		"drain": 2 * time.Minute,
 	} {
-		if got := DefaultTimeout(kind); got != want {
+		if got := ops.DefaultTimeout(kind); got != want {
 			t.Errorf("DefaultTimeout(%q) = %v, want %v", kind, got, want)
 		}
 	}
@@ -188,20 +189,20 @@ func TestObjects(t *testing.T) {
           kind: ConfigMap
           metadata: {name: b}
 `)
-	ops := lab.Spec.Steps[0].Try
+	try := lab.Spec.Steps[0].Try
 	var kinds []string
-	for _, o := range ops[0].Apply.Objects() {
+	for _, o := range try[0].Apply.Objects() {
 		kinds = append(kinds, o.Content["kind"].(string))
 	}
-	if !slices.Equal(kinds, []string{"Deployment", "Service"}) || ops[0].Apply.Objects()[1].File != filepath.Join("testdata", "manifests", "web.yaml") {
-		t.Errorf("file objects = %v", ops[0].Apply.Objects())
+	if !slices.Equal(kinds, []string{"Deployment", "Service"}) || try[0].Apply.Objects()[1].File != filepath.Join("testdata", "manifests", "web.yaml") {
+		t.Errorf("file objects = %v", try[0].Apply.Objects())
 	}
-	objs := ops[1].Create.Objects()
+	objs := try[1].Create.Objects()
 	if len(objs) != 2 || objs[1].Pos != (Pos{Line: 15, Column: 11}) || objs[1].File != "testdata/inline.yaml" {
 		t.Errorf("inline objects = %+v, want the second at testdata/inline.yaml:15:11", objs)
 	}
-	if spec, ok := ops[1].Spec().(*ManifestOp); !ok || spec != ops[1].Create {
-		t.Errorf("Spec() = %T, want the *ManifestOp of create", ops[1].Spec())
+	if spec, ok := try[1].Spec().(*ops.ManifestOp); !ok || spec != try[1].Create {
+		t.Errorf("Spec() = %T, want the *ops.ManifestOp of create", try[1].Spec())
 	}
 }
 
@@ -230,7 +231,7 @@ func TestLoadMissingFile(t *testing.T) {
 
 func TestSuggest(t *testing.T) {
 	for name, want := range map[string]string{"stpes": "steps", "kil": "kill", "nodedown": "nodeDown", "zzzzzz": ""} {
-		got := suggest(name, append(OperationKinds(), "steps"))
+		got := suggest(name, append(ops.OperationKinds(), "steps"))
 		if want == "" && got != "" || want != "" && !strings.Contains(got, `"`+want+`"`) {
 			t.Errorf("suggest(%q) = %q, want %q", name, got, want)
 		}

@@ -273,7 +273,7 @@ func (x *run) runSteps(ctx context.Context) {
 	x.hooks(hctx, "cleanup", x.lab.Spec.Cleanup)
 }
 
-func (x *run) hooks(ctx context.Context, name string, ops []Operation) {
+func (x *run) hooks(ctx context.Context, name string, ops []ops.Operation) {
 	for i := range ops {
 		r := x.runOp(ctx, name, &ops[i])
 		r.Summary = name + ": " + r.Summary
@@ -309,7 +309,7 @@ func (x *run) runStep(ctx context.Context, st *Step) StepResult {
 	return sr
 }
 
-func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
+func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResult {
 	kind := op.Kind()
 	or := OpResult{Kind: kind, Line: op.Pos().Line, Summary: op.Summary(), Status: Passed}
 	if op.Background != "" {
@@ -332,19 +332,6 @@ func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
 		}
 	}
 	return or
-}
-
-// TimeLimit is how long the operation may run: its own timeout, or its
-// kind's default plus the duration it is asked to spend (sleep, assert
-// within, error for).
-func (o *Operation) TimeLimit() time.Duration {
-	if d := o.Timeout.Duration; d > 0 {
-		return d
-	}
-	if k := o.op(); k != nil {
-		return k.DefaultTimeout() + o.ownDuration()
-	}
-	return DefaultTimeout(o.Kind())
 }
 
 func (x *run) progress(step, format string, args ...any) {

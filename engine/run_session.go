@@ -128,20 +128,20 @@ func (s *Session) EndStep(st Status, err error) {
 // bindings recorded so far in this session) and returns it ready to Exec.
 // src is the operation in lab-file YAML, e.g. `kill: {target: etcd-leader}`;
 // dir resolves relative manifest files.
-func (s *Session) Prepare(src, dir string) (*Operation, error) {
+func (s *Session) Prepare(src, dir string) (*ops.Operation, error) {
 	op, err := ParseOperation(src, dir, s.topo, s.types)
 	if err != nil {
 		return nil, err
 	}
-	if err := cluster.CheckCapabilities(s.be, op.Needs()); err != nil {
+	if err := cluster.CheckCapabilities(s.be, OperationNeeds(op)); err != nil {
 		return nil, fmt.Errorf("%s: %w", op.Summary(), err)
 	}
 	return op, nil
 }
 
-// PrepareOp is Prepare for an Operation built in Go: it is rendered to
+// PrepareOp is Prepare for an ops.Operation built in Go: it is rendered to
 // YAML and checked the same way.
-func (s *Session) PrepareOp(op Operation, dir string) (*Operation, error) {
+func (s *Session) PrepareOp(op ops.Operation, dir string) (*ops.Operation, error) {
 	b, err := yaml.Marshal(op)
 	if err != nil {
 		return nil, fmt.Errorf("render operation: %w", err)
@@ -151,14 +151,14 @@ func (s *Session) PrepareOp(op Operation, dir string) (*Operation, error) {
 
 // Exec runs a prepared operation with its timeout (bounded by ctx) and
 // records bindings of record operations for later expressions.
-func (s *Session) Exec(ctx context.Context, op *Operation) OpResult {
+func (s *Session) Exec(ctx context.Context, op *ops.Operation) OpResult {
 	r := s.x.runOp(ctx, s.step, op)
 	if r.Status != Passed {
 		return r
 	}
 	if op.Record != nil && op.Compiled() != nil {
 		s.types[op.Record.Name] = op.Compiled().Type
-	} else if b, ok := op.op().(ops.Binder); ok {
+	} else if b, ok := op.Op().(ops.Binder); ok {
 		// Other binders bind a value of a type of their own (a command's
 		// result, a snapshot).
 		if name, _ := b.Binding(); name != "" && s.x.bindings[name] != nil {
@@ -235,7 +235,7 @@ func (s *Session) Close(ctx context.Context, keep bool) (string, error) {
 // were the only operation of a lab on topology t with the given bindings
 // already recorded. Problems are reported against "<operation>" with
 // positions inside src.
-func ParseOperation(src, dir string, t cluster.Topology, bindings map[string]reflect.Type) (*Operation, error) {
+func ParseOperation(src, dir string, t cluster.Topology, bindings map[string]reflect.Type) (*ops.Operation, error) {
 	topo, err := json.Marshal(t)
 	if err != nil {
 		return nil, err

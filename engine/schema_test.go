@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
 
@@ -22,7 +23,7 @@ const schemaFile = "../schema/lab.v1alpha1.json"
 // with their doc comments as descriptions.
 func generateSchema() ([]byte, error) {
 	s, err := loadertest.ReflectSchema(&Lab{}, "https://kubelab.dev/schema/lab.v1alpha1.json",
-		"kubelab lab file ("+APIVersion+", kind "+KindLab+")", OperationKinds(),
+		"kubelab lab file ("+APIVersion+", kind "+KindLab+")", ops.OperationKinds(),
 		[][2]string{{"kubelab.dev/kubelab/engine", "."}, {"kubelab.dev/kubelab/cluster", "../cluster"}})
 	if err != nil {
 		return nil, err
@@ -59,10 +60,10 @@ func TestSchemaSanity(t *testing.T) {
 	if !slices.Equal(lab.Required, []string{"apiVersion", "kind", "metadata", "spec"}) {
 		t.Errorf("Lab requires %v", lab.Required)
 	}
-	if len(op.OneOf) != len(OperationKinds()) {
-		t.Errorf("Operation has %d oneOf alternatives, want one per kind (%d)", len(op.OneOf), len(OperationKinds()))
+	if len(op.OneOf) != len(ops.OperationKinds()) {
+		t.Errorf("Operation has %d oneOf alternatives, want one per kind (%d)", len(op.OneOf), len(ops.OperationKinds()))
 	}
-	for _, k := range OperationKinds() {
+	for _, k := range ops.OperationKinds() {
 		if op.Properties[k] == nil {
 			t.Errorf("Operation has no property %q", k)
 		}

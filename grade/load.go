@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // LoadExercise reads and checks an exercise: path is an exercise file or
@@ -156,8 +157,8 @@ func (c *checker) protect(ex *Exercise) {
 
 // exerciseOps yields every operation with its path, in the order they
 // run: setup, then each check's try and finally.
-func exerciseOps(ex *Exercise) iter.Seq2[string, *engine.Operation] {
-	return func(yield func(string, *engine.Operation) bool) {
+func exerciseOps(ex *Exercise) iter.Seq2[string, *ops.Operation] {
+	return func(yield func(string, *ops.Operation) bool) {
 		for i := range ex.Spec.Setup {
 			if !yield(fmt.Sprintf("spec.setup[%d]", i), &ex.Spec.Setup[i]) {
 				return

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
 
@@ -23,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite "+exerciseSchemaFile+" and the 
 // the Go types, with their doc comments as descriptions.
 func generateExerciseSchema() ([]byte, error) {
 	s, err := loadertest.ReflectSchema(&Exercise{}, "https://kubelab.dev/schema/exercise.v1alpha1.json",
-		"kubelab exercise file ("+engine.APIVersion+", kind "+KindExercise+")", engine.OperationKinds(),
+		"kubelab exercise file ("+engine.APIVersion+", kind "+KindExercise+")", ops.OperationKinds(),
 		[][2]string{{"kubelab.dev/kubelab/grade", "."}, {"kubelab.dev/kubelab/engine", "../engine"}, {"kubelab.dev/kubelab/cluster", "../cluster"}})
 	if err != nil {
 		return nil, err

@@ -61,7 +61,7 @@ func (s session) applySubmission(ctx context.Context, c *Contract, sub *Submissi
 		if ns == "default" {
 			continue
 		}
-		op := &engine.Operation{Description: "create namespace " + ns, Timeout: durationOf(applyTimeout), Apply: engine.NewManifestOp("", engine.Object{
+		op := &ops.Operation{Description: "create namespace " + ns, Timeout: durationOf(applyTimeout), Apply: ops.NewManifestOp("", ops.Object{
 			Content: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}, File: "<grader>",
 		})}
 		if or := s.Exec(ctx, op); or.Status == engine.Failed {
@@ -79,9 +79,9 @@ func (s session) applySubmission(ctx context.Context, c *Contract, sub *Submissi
 		return nil
 	}
 	for _, o := range sub.Objects {
-		op := &engine.Operation{
+		op := &ops.Operation{
 			Description: fmt.Sprintf("apply %s (%s:%d)", o.Ref(), o.RelFile, o.Pos.Line), Timeout: durationOf(applyTimeout),
-			Apply: engine.NewManifestOp(o.Namespace, o.Object),
+			Apply: ops.NewManifestOp(o.Namespace, o.Object),
 		}
 		or := s.Exec(ctx, op)
 		ao := AppliedObject{File: o.RelFile, Line: o.Pos.Line, Object: o.Ref(), Applied: or.Status == engine.Passed}
@@ -164,7 +164,7 @@ func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit 
 }
 
 // describeFailure says what a failed operation wanted and what it saw.
-func (s session) describeFailure(op *engine.Operation, or engine.OpResult) (expected, observed string) {
+func (s session) describeFailure(op *ops.Operation, or engine.OpResult) (expected, observed string) {
 	within := op.TimeLimit().String()
 	switch {
 	case op.Wait != nil:

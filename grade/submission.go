@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // Rules a refused part of a submission broke; Refusal.Rule is one of them.
@@ -111,7 +112,7 @@ func (r Refusal) Error() string {
 // contract, ready to apply.
 type SubmittedObject struct {
 	// Object is the decoded object; Object.File is the full path.
-	engine.Object
+	ops.Object
 	// RelFile is the file relative to the submission directory.
 	RelFile string
 	// Kind, Namespace ("" when cluster-scoped) and Name of the object.
@@ -261,7 +262,7 @@ func (r *submissionReader) file(rel string) {
 
 // object checks one object: kind, scope, namespace, pod security, and
 // duplicates; it is accepted only if it breaks no rule.
-func (r *submissionReader) object(rel string, o engine.Object) {
+func (r *submissionReader) object(rel string, o ops.Object) {
 	kind, _ := o.Content["kind"].(string)
 	apiVersion, _ := o.Content["apiVersion"].(string)
 	meta, _ := o.Content["metadata"].(map[string]any)

@@ -8,6 +8,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // KindExercise is the kind of an exercise file (apiVersion
@@ -119,7 +120,7 @@ type ExerciseSpec struct {
 	// Setup runs before the submission is applied (lab operations): the
 	// existing workloads, taints or objects the task starts from. A setup
 	// failure is an error of the exercise, not of the submission.
-	Setup []engine.Operation `json:"setup,omitempty" yaml:"setup,omitempty"`
+	Setup []ops.Operation `json:"setup,omitempty" yaml:"setup,omitempty"`
 	// Submission is the contract a submission must respect.
 	Submission Contract `json:"submission" yaml:"submission"`
 	// Checks are graded in order; each is worth its points when all of
@@ -251,7 +252,7 @@ type Check struct {
 	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 	// Try lists the operations, run in order until one fails; the check
 	// passes when all pass.
-	Try []engine.Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
+	Try []ops.Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
 	// Destructive marks a check that hurts the cluster (takes a node
 	// down, drains, kills a component): `kubelab check` on a live
 	// cluster skips it and says so; `kubelab check --final` and `kubelab
@@ -260,7 +261,7 @@ type Check struct {
 	// Finally runs after try whether it passed or not, e.g. nodeUp or
 	// uncordon to undo a fault for the next checks. It does not change
 	// the check's verdict.
-	Finally []engine.Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
+	Finally []ops.Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
 
 	pos engine.Pos
 }
