@@ -15,10 +15,11 @@ import (
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/load"
 )
 
 // ScenarioTimeout bounds one scenario, cluster boot included.
-const ScenarioTimeout = engine.DefaultLabTimeout
+const ScenarioTimeout = load.DefaultLabTimeout
 
 // Library binds the step phrases to a Runner: it boots one cluster per
 // scenario (at the first step that needs it), runs every step as engine

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/ops"
@@ -55,7 +56,7 @@ const applyTimeout = 30 * time.Second
 // accepted objects one by one (server-side apply), recording what the API
 // server said of each. Only a failure to create the namespaces is an
 // error: a rejected object is the submission's problem.
-func (s session) applySubmission(ctx context.Context, c *Contract, sub *Submission, g *Grade) error {
+func (s session) applySubmission(ctx context.Context, c *v1alpha1.Contract, sub *Submission, g *Grade) error {
 	s.Step("submission") // refusals were reported before the boot
 	for _, ns := range c.Namespaces {
 		if ns == "default" {
@@ -119,7 +120,7 @@ func (s session) waitServiceAccount(ctx context.Context, ns string) error {
 
 // gradeCheck runs one check: its try operations until one fails, then
 // its finally operations.
-func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit time.Duration) CheckResult {
+func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *v1alpha1.Check, limit time.Duration) CheckResult {
 	cr := CheckResult{Name: ch.Name, Points: ch.Points, Status: engine.Passed, Hint: ch.Hint, Explanation: ch.Explanation, Ops: []engine.OpResult{}}
 	if ctx.Err() != nil {
 		cr.Status, cr.Error = engine.Failed, fmt.Sprintf("not run: the exercise's time limit of %s was reached", limit)

@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"errors"
@@ -22,12 +22,12 @@ func TestLoadValid(t *testing.T) {
 	}
 	used := map[string]bool{}
 	for _, f := range files {
-		lab, err := Load(f)
+		lab, err := ReadLab(f)
 		if err != nil {
-			t.Errorf("Load(%s):\n%v", f, err)
+			t.Errorf("ReadLab(%s):\n%v", f, err)
 			continue
 		}
-		for path, op := range labOperations(lab) {
+		for path, op := range lab.Operations() {
 			used[op.Kind()] = true
 			if op.Pos().Line == 0 {
 				t.Errorf("%s: %s has no position", f, path)
@@ -58,10 +58,10 @@ func TestLoadInvalid(t *testing.T) {
 			if len(wants) == 0 {
 				t.Fatalf("%s has no # want: lines", f)
 			}
-			lab, err := Load(f)
+			lab, err := ReadLab(f)
 			var ps *Problems
 			if !errors.As(err, &ps) {
-				t.Fatalf("Load = %v, %v; want *Problems", lab, err)
+				t.Fatalf("ReadLab = %v, %v; want *Problems", lab, err)
 			}
 			if lab != nil {
 				t.Errorf("Load returned a lab along with problems")
@@ -73,9 +73,9 @@ func TestLoadInvalid(t *testing.T) {
 
 func mustLoad(t *testing.T, src string) *Lab {
 	t.Helper()
-	lab, err := LoadBytes("testdata/inline.yaml", []byte(src))
+	lab, err := ParseLab("testdata/inline.yaml", []byte(src))
 	if err != nil {
-		t.Fatalf("LoadBytes:\n%v", err)
+		t.Fatalf("ParseLab:\n%v", err)
 	}
 	return lab
 }
@@ -165,7 +165,7 @@ func TestCompiledAndBindings(t *testing.T) {
 	if p := ops[2].Pos(); p != (Pos{Line: 11, Column: 7}) {
 		t.Errorf("wait Pos() = %v, want 11:7", p)
 	}
-	if p := lab.Spec.Steps[0].Pos(); p != (Pos{Line: 7, Column: 5}) {
+	if p := lab.StepPos(0); p != (Pos{Line: 7, Column: 5}) {
 		t.Errorf("step Pos() = %v, want 7:5", p)
 	}
 	if lab.File() != "testdata/inline.yaml" {
@@ -222,7 +222,7 @@ func TestProblemsError(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load("testdata/does-not-exist.yaml")
+	_, err := ReadLab("testdata/does-not-exist.yaml")
 	var ps *Problems
 	if err == nil || errors.As(err, &ps) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Load of a missing file = %v, want a wrapped os.ErrNotExist", err)

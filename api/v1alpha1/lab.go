@@ -1,21 +1,15 @@
-package engine
+package v1alpha1
 
 import (
-	"reflect"
-	"time"
-
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
 )
 
-// The only apiVersion and kind of a lab file.
+// The only apiVersion of kubelab's files, and the kind of a lab file.
 const (
 	APIVersion = "kubelab.dev/v1alpha1"
 	KindLab    = "Lab"
 )
-
-// DefaultLabTimeout bounds a whole lab when spec.timeout is not set.
-const DefaultLabTimeout = 10 * time.Minute
 
 // Lab is a kubelab lab file: a cluster topology and the steps that break it
 // and check how it recovers.
@@ -28,37 +22,6 @@ type Lab struct {
 	Metadata Metadata `json:"metadata" yaml:"metadata"`
 	// Spec is the cluster and what happens to it.
 	Spec Spec `json:"spec" yaml:"spec"`
-
-	file     string
-	bindings map[string]reflect.Type
-}
-
-// File is the path the lab was loaded from.
-func (l *Lab) File() string { return l.file }
-
-// Bindings returns the names bound by record operations anywhere in the lab,
-// with the static type of their values (nil when unknown). Expressions in
-// catch, finally and cleanup may refer to a binding whose record did not run
-// because an earlier step failed; give it the zero value of its type.
-func (l *Lab) Bindings() map[string]reflect.Type { return l.bindings }
-
-// NeedsNodeInternals reports whether the lab looks or reaches inside nodes
-// (iptables(), cri(), nodeExec, a fault on worker-2/kubelet), which needs a
-// backend with real nodes.
-func (l *Lab) NeedsNodeInternals() bool {
-	_, ok := l.Needs()[cluster.CapNodeInternals]
-	return ok
-}
-
-// NeedsEtcdSnapshots reports whether the lab takes or restores etcd
-// snapshots, which needs a backend that is a cluster.EtcdRestorer.
-func (l *Lab) NeedsEtcdSnapshots() bool {
-	for _, op := range labOperations(l) {
-		if op.Snapshot != nil || op.Restore != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // Metadata names and describes a lab.
@@ -113,9 +76,4 @@ type Step struct {
 	ContinueOnError bool `json:"continueOnError,omitempty" yaml:"continueOnError,omitempty"`
 	// Try lists the operations, run in order until one fails.
 	Try []ops.Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
-
-	pos Pos
 }
-
-// Pos is where the step starts in the lab file.
-func (s *Step) Pos() Pos { return s.pos }

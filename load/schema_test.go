@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
@@ -22,9 +23,9 @@ const schemaFile = "../schema/lab.v1alpha1.json"
 // generateSchema reflects the JSON Schema of lab files from the Go types,
 // with their doc comments as descriptions.
 func generateSchema() ([]byte, error) {
-	s, err := loadertest.ReflectSchema(&Lab{}, "https://kubelab.dev/schema/lab.v1alpha1.json",
-		"kubelab lab file ("+APIVersion+", kind "+KindLab+")", ops.OperationKinds(),
-		[][2]string{{"kubelab.dev/kubelab/engine", "."}, {"kubelab.dev/kubelab/cluster", "../cluster"}})
+	s, err := loadertest.ReflectSchema(&v1alpha1.Lab{}, "https://kubelab.dev/schema/lab.v1alpha1.json",
+		"kubelab lab file ("+v1alpha1.APIVersion+", kind "+v1alpha1.KindLab+")", ops.OperationKinds(),
+		[][2]string{{"kubelab.dev/kubelab/load", "../api/v1alpha1"}, {"kubelab.dev/kubelab/load", "../engine/ops"}, {"kubelab.dev/kubelab/load", "../cluster"}})
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +37,7 @@ func TestSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loadertest.CheckSchemaFile(t, schemaFile, got, *update, "go test ./engine -run TestSchema -update")
+	loadertest.CheckSchemaFile(t, schemaFile, got, *update, "go test ./load -run TestSchema -update")
 }
 
 func TestSchemaSanity(t *testing.T) {

@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ var kindNeeds = map[string]cluster.Capability{
 // thing that needs it, with its line ("kill etcd-leader at line 31").
 func (l *Lab) Needs() map[cluster.Capability]string {
 	out := map[cluster.Capability]string{}
-	for _, op := range labOperations(l) {
+	for _, op := range l.Operations() {
 		for k, why := range OperationNeeds(op) {
 			if _, seen := out[k]; !seen {
 				out[k] = fmt.Sprintf("%s at %s:%d", why, l.File(), op.Pos().Line)

@@ -1,9 +1,8 @@
-package engine
+package load
 
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"reflect"
 	"regexp"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"gopkg.in/yaml.v3"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
@@ -103,41 +103,17 @@ func (c *checker) check(l *Lab) {
 	if l.Spec.Timeout.Duration == 0 {
 		l.Spec.Timeout.Duration = DefaultLabTimeout
 	}
-	c.steps(l.Spec.Steps)
-	c.operations(labOperations(l))
+	l.steps = c.steps(l.Spec.Steps)
+	c.operations(l.Operations())
 	l.bindings = c.bindings
 }
 
-// labOperations yields every operation of a lab with its path, in
-// document order: the steps, then catch, finally and cleanup.
-func labOperations(l *Lab) iter.Seq2[string, *ops.Operation] {
-	return func(yield func(string, *ops.Operation) bool) {
-		for i := range l.Spec.Steps {
-			for j := range l.Spec.Steps[i].Try {
-				if !yield(fmt.Sprintf("spec.steps[%d].try[%d]", i, j), &l.Spec.Steps[i].Try[j]) {
-					return
-				}
-			}
-		}
-		for _, sec := range []struct {
-			name string
-			ops  []ops.Operation
-		}{{"catch", l.Spec.Catch}, {"finally", l.Spec.Finally}, {"cleanup", l.Spec.Cleanup}} {
-			for j := range sec.ops {
-				if !yield(fmt.Sprintf("spec.%s[%d]", sec.name, j), &sec.ops[j]) {
-					return
-				}
-			}
-		}
-	}
-}
-
 func (c *checker) header(l *Lab) {
-	if v := l.APIVersion; v != "" && v != APIVersion {
-		c.errorAt("apiVersion", "want %q, found %q", APIVersion, v)
+	if v := l.APIVersion; v != "" && v != v1alpha1.APIVersion {
+		c.errorAt("apiVersion", "want %q, found %q", v1alpha1.APIVersion, v)
 	}
-	if v := l.Kind; v != "" && v != KindLab {
-		c.errorAt("kind", "want %q, found %q", KindLab, v)
+	if v := l.Kind; v != "" && v != v1alpha1.KindLab {
+		c.errorAt("kind", "want %q, found %q", v1alpha1.KindLab, v)
 	}
 	if v := l.Metadata.Name; v != "" && (len(v) > 63 || !dnsLabelRE.MatchString(v)) {
 		c.errorAt("metadata.name", "invalid name %q: want a DNS label (lower-case letters, digits and '-', at most 63 characters)", v)
@@ -184,23 +160,26 @@ func splitField(s string) (field, msg string) {
 	return s[:i], strings.TrimPrefix(strings.TrimPrefix(s[i:], ":"), " ")
 }
 
-func (c *checker) steps(steps []Step) {
+// steps checks the steps and returns where each starts.
+func (c *checker) steps(steps []v1alpha1.Step) []Pos {
 	if steps != nil && len(steps) == 0 {
 		c.errorAt("spec.steps", "want at least one step")
 	}
 	first := map[string]Pos{}
+	pos := make([]Pos, len(steps))
 	for i := range steps {
 		s, p := &steps[i], fmt.Sprintf("spec.steps[%d]", i)
-		s.pos = c.at(p)
+		pos[i] = c.at(p)
 		if at, dup := first[s.Name]; dup && s.Name != "" {
 			c.errorAt(p+".name", "duplicate step name %q (first at line %d)", s.Name, at.Line)
 		} else {
-			first[s.Name] = s.pos
+			first[s.Name] = pos[i]
 		}
 		if s.Try != nil && len(s.Try) == 0 {
 			c.errorAt(p+".try", "want at least one operation")
 		}
 	}
+	return pos
 }
 
 func (c *checker) operation(op *ops.Operation, path string) {
