@@ -43,7 +43,7 @@ const (
 func SetupExercise(ctx context.Context, es *engine.Session, ex *Exercise) (*Grade, error) {
 	g := newGrade(ex, nil, "")
 	s := session{es}
-	s.Declare(ex.bindings)
+	s.Declare(ex.Bindings())
 	if err := s.gradeSetup(ctx, ex, g); err != nil {
 		return g, err
 	}
@@ -76,7 +76,7 @@ func CheckExercise(ctx context.Context, es *engine.Session, ex *Exercise, o Chec
 	s := session{es}
 	g.Submission = "live cluster " + s.Topology().Name
 	defer func() { g.Duration = time.Since(g.Started) }()
-	s.Declare(ex.bindings)
+	s.Declare(ex.Bindings())
 	for _, i := range checkOrder(ex) {
 		ch := &ex.Spec.Checks[i]
 		if ctx.Err() != nil {

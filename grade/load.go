@@ -39,7 +39,7 @@ func LoadExercise(path string) (*Exercise, error) {
 // topology's defaults, the contract's namespaces ([default]) and
 // maxObjects (20), every operation's timeout.
 func LoadExerciseBytes(path string, data []byte) (*Exercise, error) {
-	ex := &Exercise{file: path}
+	ex := &Exercise{}
 	doc, err := load.DecodeDocument(path, data, v1alpha1.KindExercise, &ex.Exercise)
 	if doc == nil {
 		return nil, err
@@ -68,15 +68,7 @@ func (c *checker) errorAt(path, format string, args ...any) { c.doc.Errorf(path,
 
 // exercise checks a decoded exercise beyond its shape and fills defaults.
 func (c *checker) exercise(ex *Exercise) {
-	if v := ex.APIVersion; v != "" && v != v1alpha1.APIVersion {
-		c.errorAt("apiVersion", "want %q, found %q", v1alpha1.APIVersion, v)
-	}
-	if v := ex.Kind; v != "" && v != v1alpha1.KindExercise {
-		c.errorAt("kind", "want %q, found %q", v1alpha1.KindExercise, v)
-	}
-	if v := ex.Metadata.Name; v != "" && (len(v) > 63 || !dnsLabelRE.MatchString(v)) {
-		c.errorAt("metadata.name", "invalid name %q: want a DNS label (lower-case letters, digits and '-', at most 63 characters)", v)
-	}
+	c.doc.CheckHeader(ex.APIVersion, ex.Kind, ex.Metadata.Name)
 	if v := ex.Metadata.Difficulty; v != "" && !slices.Contains([]string{"easy", "medium", "hard"}, v) {
 		c.errorAt("metadata.difficulty", "invalid difficulty %q: want easy, medium or hard", v)
 	}
@@ -86,9 +78,9 @@ func (c *checker) exercise(ex *Exercise) {
 		s.Timeout.Duration = DefaultExerciseTimeout
 	}
 	c.contract(&s.Submission)
-	ex.checks = c.checks(s.Checks)
+	ex.checks = load.CheckNamed(c.doc, "spec.checks", "check", s.Checks, func(ch *v1alpha1.Check) (string, []ops.Operation) { return ch.Name, ch.Try })
 	c.doc.CheckOperations(exerciseOps(ex))
-	ex.bindings = c.doc.Bindings()
+	ex.Source = c.doc.Source()
 	total := ex.MaxScore()
 	if len(s.Checks) > 0 && total == 0 {
 		c.errorAt("spec.checks", "every check is worth 0 points: give at least one some points")
@@ -224,28 +216,6 @@ func (c *checker) contract(k *v1alpha1.Contract) {
 	case k.MaxObjects > maxMaxObjects:
 		c.errorAt(p+".maxObjects", "want at most %d, got %d", maxMaxObjects, k.MaxObjects)
 	}
-}
-
-// checks checks the checks and returns where each starts.
-func (c *checker) checks(checks []v1alpha1.Check) []ops.Pos {
-	if checks != nil && len(checks) == 0 {
-		c.errorAt("spec.checks", "want at least one check")
-	}
-	first := map[string]ops.Pos{}
-	pos := make([]ops.Pos, len(checks))
-	for i := range checks {
-		ch, p := &checks[i], fmt.Sprintf("spec.checks[%d]", i)
-		pos[i] = c.doc.Pos(p)
-		if at, dup := first[ch.Name]; dup && ch.Name != "" {
-			c.errorAt(p+".name", "duplicate check name %q (first at line %d)", ch.Name, at.Line)
-		} else {
-			first[ch.Name] = pos[i]
-		}
-		if ch.Try != nil && len(ch.Try) == 0 {
-			c.errorAt(p+".try", "want at least one operation")
-		}
-	}
-	return pos
 }
 
 // samples checks that every sample directory exists and that its

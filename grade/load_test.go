@@ -51,8 +51,8 @@ func TestLoadExerciseDefaults(t *testing.T) {
 	if ex.CheckPos(0).Line != 27 {
 		t.Errorf("first check at line %d, want 27", ex.CheckPos(0).Line)
 	}
-	if _, ok := ex.bindings["nodesBefore"]; !ok {
-		t.Errorf("binding recorded in setup not known: %v", ex.bindings)
+	if _, ok := ex.Bindings()["nodesBefore"]; !ok {
+		t.Errorf("binding recorded in setup not known: %v", ex.Bindings())
 	}
 
 	min, err := LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1

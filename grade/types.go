@@ -2,11 +2,11 @@ package grade
 
 import (
 	"path/filepath"
-	"reflect"
 	"time"
 
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/load"
 )
 
 // ExerciseFile is the name of the exercise file inside an exercise
@@ -29,18 +29,14 @@ const maxMaxObjects = 200
 // it.
 type Exercise struct {
 	v1alpha1.Exercise
+	load.Source
 
-	file     string
-	bindings map[string]reflect.Type
-	checks   []ops.Pos
+	checks []ops.Pos
 }
-
-// File is the path the exercise was loaded from.
-func (e *Exercise) File() string { return e.file }
 
 // Dir is the exercise's directory: samples and manifest files are
 // relative to it.
-func (e *Exercise) Dir() string { return filepath.Dir(e.file) }
+func (e *Exercise) Dir() string { return filepath.Dir(e.File()) }
 
 // Timeout is the time limit for grading one submission.
 func (e *Exercise) Timeout() time.Duration {

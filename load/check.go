@@ -45,9 +45,9 @@ type checker struct {
 	etcd       int
 
 	reserved    map[string]bool         // names a binding cannot take
-	recorded    map[string]Pos          // every valid record name, first occurrence
+	recorded    map[string]ops.Pos      // every valid record name, first occurrence
 	bindings    map[string]reflect.Type // recorded so far, in document order
-	boundAt     map[string]Pos          // where each binding got its type
+	boundAt     map[string]ops.Pos      // where each binding got its type
 	broken      map[string]bool         // bindings whose expression did not compile
 	probes      []string                // probe names started so far, in document order
 	backgrounds []string                // background operation names so far
@@ -59,9 +59,9 @@ func newChecker(d *decoder, dir string, data []byte) *checker {
 		dir:      dir,
 		lines:    strings.Split(string(data), "\n"),
 		reserved: map[string]bool{},
-		recorded: map[string]Pos{},
+		recorded: map[string]ops.Pos{},
 		bindings: map[string]reflect.Type{},
-		boundAt:  map[string]Pos{},
+		boundAt:  map[string]ops.Pos{},
 		broken:   map[string]bool{},
 	}
 	for _, names := range [][]string{assertions.Names(), builtin.Names, exprKeywords()} {
@@ -81,13 +81,13 @@ func exprKeywords() []string {
 
 // at is the position of the node at path, or of its closest decoded
 // ancestor.
-func (c *checker) at(path string) Pos {
+func (c *checker) at(path string) ops.Pos {
 	for {
 		if n, ok := c.nodes[path]; ok {
 			return nodePos(n)
 		}
 		if path == "" {
-			return Pos{Line: 1, Column: 1}
+			return ops.Pos{Line: 1, Column: 1}
 		}
 		path = parentPath(path)
 	}
@@ -98,26 +98,14 @@ func (c *checker) errorAt(path, format string, args ...any) {
 }
 
 func (c *checker) check(l *Lab) {
-	c.header(l)
+	c.header(l.APIVersion, l.Kind, v1alpha1.KindLab, l.Metadata.Name)
 	c.cluster(&l.Spec.Cluster)
 	if l.Spec.Timeout.Duration == 0 {
 		l.Spec.Timeout.Duration = DefaultLabTimeout
 	}
-	l.steps = c.steps(l.Spec.Steps)
+	l.steps = checkNamed(c, "spec.steps", "step", l.Spec.Steps, func(s *v1alpha1.Step) (string, []ops.Operation) { return s.Name, s.Try })
 	c.operations(l.Operations())
-	l.bindings = c.bindings
-}
-
-func (c *checker) header(l *Lab) {
-	if v := l.APIVersion; v != "" && v != v1alpha1.APIVersion {
-		c.errorAt("apiVersion", "want %q, found %q", v1alpha1.APIVersion, v)
-	}
-	if v := l.Kind; v != "" && v != v1alpha1.KindLab {
-		c.errorAt("kind", "want %q, found %q", v1alpha1.KindLab, v)
-	}
-	if v := l.Metadata.Name; v != "" && (len(v) > 63 || !dnsLabelRE.MatchString(v)) {
-		c.errorAt("metadata.name", "invalid name %q: want a DNS label (lower-case letters, digits and '-', at most 63 characters)", v)
-	}
+	l.Source = Source{file: c.file, bindings: c.bindings}
 }
 
 // cluster fills the topology's defaults, reports Validate's errors at the
@@ -158,28 +146,6 @@ func splitField(s string) (field, msg string) {
 		return "", s
 	}
 	return s[:i], strings.TrimPrefix(strings.TrimPrefix(s[i:], ":"), " ")
-}
-
-// steps checks the steps and returns where each starts.
-func (c *checker) steps(steps []v1alpha1.Step) []Pos {
-	if steps != nil && len(steps) == 0 {
-		c.errorAt("spec.steps", "want at least one step")
-	}
-	first := map[string]Pos{}
-	pos := make([]Pos, len(steps))
-	for i := range steps {
-		s, p := &steps[i], fmt.Sprintf("spec.steps[%d]", i)
-		pos[i] = c.at(p)
-		if at, dup := first[s.Name]; dup && s.Name != "" {
-			c.errorAt(p+".name", "duplicate step name %q (first at line %d)", s.Name, at.Line)
-		} else {
-			first[s.Name] = pos[i]
-		}
-		if s.Try != nil && len(s.Try) == 0 {
-			c.errorAt(p+".try", "want at least one operation")
-		}
-	}
-	return pos
 }
 
 func (c *checker) operation(op *ops.Operation, path string) {

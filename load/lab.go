@@ -18,20 +18,29 @@ const DefaultLabTimeout = 10 * time.Minute
 // with the defaults filled in, and what the loader found out about it.
 type Lab struct {
 	v1alpha1.Lab
+	Source
 
-	file     string
-	bindings map[string]reflect.Type
-	steps    []ops.Pos
+	steps []ops.Pos
 }
 
-// File is the path the lab was loaded from.
-func (l *Lab) File() string { return l.file }
+// Source is what the loader found out about a file besides its content:
+// where it was read from and the names its operations bind. A checked Lab
+// embeds it, and so does package grade's checked exercise
+// (Document.Source).
+type Source struct {
+	file     string
+	bindings map[string]reflect.Type
+}
 
-// Bindings returns the names bound by record operations anywhere in the lab,
-// with the static type of their values (nil when unknown). Expressions in
-// catch, finally and cleanup may refer to a binding whose record did not run
-// because an earlier step failed; give it the zero value of its type.
-func (l *Lab) Bindings() map[string]reflect.Type { return l.bindings }
+// File is the path the file was loaded from.
+func (s *Source) File() string { return s.file }
+
+// Bindings returns the names bound by record operations anywhere in the
+// file, with the static type of their values (nil when unknown).
+// Expressions in a lab's catch, finally and cleanup may refer to a binding
+// whose record did not run because an earlier step failed; give it the
+// zero value of its type.
+func (s *Source) Bindings() map[string]reflect.Type { return s.bindings }
 
 // StepPos is where the i-th step starts in the lab file.
 func (l *Lab) StepPos(i int) ops.Pos { return l.steps[i] }

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"kubelab.dev/kubelab/api/v1alpha1"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // ReadLab reads the lab file at path and checks it; see ParseLab.
@@ -38,7 +39,7 @@ func ParseLab(path string, data []byte) (*Lab, error) {
 // parseLab is ParseLab with bindings already recorded (for single
 // operations checked against a running session).
 func parseLab(path string, data []byte, bindings map[string]reflect.Type) (*Lab, error) {
-	lab := &Lab{file: path}
+	lab := &Lab{}
 	doc, err := DecodeDocument(path, data, v1alpha1.KindLab, &lab.Lab)
 	if doc == nil {
 		return nil, err
@@ -57,7 +58,7 @@ func parseLab(path string, data []byte, bindings map[string]reflect.Type) (*Lab,
 // file of the given kind (Lab...), or nil after reporting why there is
 // none.
 func parse(path string, data []byte, kind string, probs *Problems) *yaml.Node {
-	start := Pos{Line: 1, Column: 1}
+	start := ops.Pos{Line: 1, Column: 1}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	err := dec.Decode(&doc)
@@ -103,21 +104,21 @@ func yamlErrorMsg(err error) string {
 // block started (one or more lines early): there, point at the first tab
 // in the indentation of a line from that one on, which is what the user
 // must fix.
-func yamlErrorPos(data []byte, err error) Pos {
+func yamlErrorPos(data []byte, err error) ops.Pos {
 	line, msg := yamlError(err)
 	last := line // "cannot start any token" is reported on its own line
 	switch {
 	case strings.Contains(msg, "tab character"):
 		last = math.MaxInt
 	case !strings.Contains(msg, "cannot start any token"):
-		return Pos{Line: line, Column: 1}
+		return ops.Pos{Line: line, Column: 1}
 	}
 	lines := strings.Split(string(data), "\n")
 	for i := line - 1; i >= 0 && i < len(lines) && i < last; i++ {
 		indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " \t"))
 		if col := strings.IndexByte(lines[i][:indent], '\t'); col >= 0 {
-			return Pos{Line: i + 1, Column: col + 1}
+			return ops.Pos{Line: i + 1, Column: col + 1}
 		}
 	}
-	return Pos{Line: line, Column: 1}
+	return ops.Pos{Line: line, Column: 1}
 }

@@ -104,20 +104,20 @@ func TestDefaults(t *testing.T) {
 	if c := lab.Spec.Cluster; c.Name != "kubelab" || c.Etcd != 1 || len(c.Nodes) != 1 {
 		t.Errorf("cluster defaults not applied: %+v", c)
 	}
-	ops := lab.Spec.Steps[0].Try
-	if ops[0].Patch.Type != "strategic" {
-		t.Errorf("patch.type = %q, want strategic", ops[0].Patch.Type)
+	try := lab.Spec.Steps[0].Try
+	if try[0].Patch.Type != "strategic" {
+		t.Errorf("patch.type = %q, want strategic", try[0].Patch.Type)
 	}
-	if ops[1].Label.Kind != "Node" {
-		t.Errorf("label.kind = %q, want Node", ops[1].Label.Kind)
+	if try[1].Label.Kind != "Node" {
+		t.Errorf("label.kind = %q, want Node", try[1].Label.Kind)
 	}
-	if v, ok := ops[1].Label.Labels["gone"]; !ok || v != nil {
+	if v, ok := try[1].Label.Labels["gone"]; !ok || v != nil {
 		t.Errorf("label gone = %v, %v; want a nil value (remove)", v, ok)
 	}
 	wantTimeouts := []time.Duration{30 * time.Second, 30 * time.Second, 35 * time.Second, 2 * time.Minute, 2 * time.Minute, 5 * time.Second}
 	for i, w := range wantTimeouts {
-		if got := ops[i].Timeout.Duration; got != w {
-			t.Errorf("%s timeout = %v, want %v", ops[i].Kind(), got, w)
+		if got := try[i].Timeout.Duration; got != w {
+			t.Errorf("%s timeout = %v, want %v", try[i].Kind(), got, w)
 		}
 	}
 }
@@ -146,14 +146,14 @@ func TestCompiledAndBindings(t *testing.T) {
   finally:
   - error: {expr: "before.leader == raft.leader"}
 `)
-	ops := lab.Spec.Steps[0].Try
-	if c := ops[0].Compiled(); c == nil || c.Type != reflect.TypeFor[assertions.Raft]() {
+	try := lab.Spec.Steps[0].Try
+	if c := try[0].Compiled(); c == nil || c.Type != reflect.TypeFor[assertions.Raft]() {
 		t.Errorf("record compiled = %+v, want type Raft", c)
 	}
-	if ops[1].Compiled() != nil {
+	if try[1].Compiled() != nil {
 		t.Errorf("kill has a compiled expression")
 	}
-	if c := ops[2].Compiled(); c == nil || c.Source != "raft.term > before.term" {
+	if c := try[2].Compiled(); c == nil || c.Source != "raft.term > before.term" {
 		t.Errorf("wait compiled = %+v", c)
 	}
 	if lab.Spec.Finally[0].Compiled() == nil {
@@ -162,10 +162,10 @@ func TestCompiledAndBindings(t *testing.T) {
 	if got := lab.Bindings(); len(got) != 1 || got["before"] != reflect.TypeFor[assertions.Raft]() {
 		t.Errorf("Bindings() = %v", got)
 	}
-	if p := ops[2].Pos(); p != (Pos{Line: 11, Column: 7}) {
+	if p := try[2].Pos(); p != (ops.Pos{Line: 11, Column: 7}) {
 		t.Errorf("wait Pos() = %v, want 11:7", p)
 	}
-	if p := lab.StepPos(0); p != (Pos{Line: 7, Column: 5}) {
+	if p := lab.StepPos(0); p != (ops.Pos{Line: 7, Column: 5}) {
 		t.Errorf("step Pos() = %v, want 7:5", p)
 	}
 	if lab.File() != "testdata/inline.yaml" {
@@ -198,7 +198,7 @@ func TestObjects(t *testing.T) {
 		t.Errorf("file objects = %v", try[0].Apply.Objects())
 	}
 	objs := try[1].Create.Objects()
-	if len(objs) != 2 || objs[1].Pos != (Pos{Line: 15, Column: 11}) || objs[1].File != "testdata/inline.yaml" {
+	if len(objs) != 2 || objs[1].Pos != (ops.Pos{Line: 15, Column: 11}) || objs[1].File != "testdata/inline.yaml" {
 		t.Errorf("inline objects = %+v, want the second at testdata/inline.yaml:15:11", objs)
 	}
 	if spec, ok := try[1].Spec().(*ops.ManifestOp); !ok || spec != try[1].Create {
@@ -208,9 +208,9 @@ func TestObjects(t *testing.T) {
 
 func TestProblemsError(t *testing.T) {
 	ps := &Problems{}
-	ps.add("b.yaml", Pos{Line: 1, Column: 1}, "", "third")
-	ps.add("a.yaml", Pos{Line: 9, Column: 2}, "spec", "second")
-	ps.add("a.yaml", Pos{Line: 3, Column: 7}, "metadata.name", "first")
+	ps.add("b.yaml", ops.Pos{Line: 1, Column: 1}, "", "third")
+	ps.add("a.yaml", ops.Pos{Line: 9, Column: 2}, "spec", "second")
+	ps.add("a.yaml", ops.Pos{Line: 3, Column: 7}, "metadata.name", "first")
 	err := ps.orNil()
 	want := "a.yaml:3:7: metadata.name: first\na.yaml:9:2: spec: second\nb.yaml:1:1: third"
 	if err == nil || err.Error() != want {

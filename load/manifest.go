@@ -28,7 +28,7 @@ const MaxManifestSize = 8 << 20
 func ParseManifest(file string, data []byte) ([]ops.Object, []Problem) {
 	probs := &Problems{}
 	c := newChecker(newDecoder(file, probs), filepath.Dir(file), data)
-	objs := c.parseObjects(data, "", file, func(line, col int) Pos { return Pos{Line: line, Column: col} })
+	objs := c.parseObjects(data, "", file, func(line, col int) ops.Pos { return ops.Pos{Line: line, Column: col} })
 	return objs, probs.List
 }
 
@@ -71,7 +71,7 @@ func (c *checker) manifestFile(name, path string) []ops.Object {
 			c.errorAt(path, "file %q: %v", name, err)
 			return nil
 		}
-		return c.parseObjects(data, path, full, func(line, col int) Pos { return Pos{Line: line, Column: col} })
+		return c.parseObjects(data, path, full, func(line, col int) ops.Pos { return ops.Pos{Line: line, Column: col} })
 	}
 	return nil
 }
@@ -81,10 +81,10 @@ func (c *checker) manifestFile(name, path string) []ops.Object {
 // file; otherwise problems are reported at the manifest's start.
 func (c *checker) inlineManifest(src, path string) []ops.Object {
 	start := c.at(path)
-	at := func(int, int) Pos { return start }
+	at := func(int, int) ops.Pos { return start }
 	if n := c.nodes[path]; n != nil && n.Style&yaml.LiteralStyle != 0 {
 		indent := c.blockIndent(n.Line)
-		at = func(line, col int) Pos { return Pos{Line: n.Line + line, Column: indent + col} }
+		at = func(line, col int) ops.Pos { return ops.Pos{Line: n.Line + line, Column: indent + col} }
 	}
 	return c.parseObjects([]byte(src), path, c.file, at)
 }
@@ -102,9 +102,9 @@ func (c *checker) blockIndent(header int) int {
 
 // parseObjects parses a multi-document manifest; at maps a line and
 // column of data to a position in file.
-func (c *checker) parseObjects(data []byte, path, file string, at func(line, col int) Pos) []ops.Object {
+func (c *checker) parseObjects(data []byte, path, file string, at func(line, col int) ops.Pos) []ops.Object {
 	before := len(c.probs.List)
-	report := func(pos Pos, format string, args ...any) { c.probs.add(file, pos, path, format, args...) }
+	report := func(pos ops.Pos, format string, args ...any) { c.probs.add(file, pos, path, format, args...) }
 	var objs []ops.Object
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for i := 1; ; i++ {

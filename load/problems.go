@@ -9,9 +9,6 @@ import (
 	"kubelab.dev/kubelab/engine/ops"
 )
 
-// Pos is a position in a lab file: 1-based line and column.
-type Pos = ops.Pos
-
 // Problem is one thing wrong with a lab file.
 type Problem struct {
 	// File is the lab file, or a manifest file it references.
@@ -55,7 +52,7 @@ func (ps *Problems) Error() string {
 }
 
 // add records a problem.
-func (ps *Problems) add(file string, pos Pos, path, format string, args ...any) {
+func (ps *Problems) add(file string, pos ops.Pos, path, format string, args ...any) {
 	ps.List = append(ps.List, Problem{File: file, Line: pos.Line, Column: pos.Column, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
