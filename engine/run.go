@@ -275,9 +275,9 @@ func (x *run) runSteps(ctx context.Context) {
 	x.hooks(hctx, "cleanup", x.lab.Spec.Cleanup)
 }
 
-func (x *run) hooks(ctx context.Context, name string, ops []ops.Operation) {
-	for i := range ops {
-		r := x.runOp(ctx, name, &ops[i])
+func (x *run) hooks(ctx context.Context, name string, hook []ops.Operation) {
+	for i := range hook {
+		r := x.runOp(ctx, name, &hook[i])
 		r.Summary = name + ": " + r.Summary
 		x.res.Hooks = append(x.res.Hooks, r)
 	}
