@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"kubelab.dev/kubelab/curriculum"
-	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
 	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/load"
 )
 
 // materials loads every shipped lab, drill and exercise.
@@ -19,7 +19,7 @@ func materials(t *testing.T) []curriculum.Material {
 	labs, _ := filepath.Glob("../labs/*.yaml")
 	more, _ := filepath.Glob("../labs/docker/*.yaml")
 	for _, f := range append(labs, more...) {
-		l, err := engine.Load(f)
+		l, err := load.ReadLab(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/load"
 )
 
 // noRestoreBackend is a backend without etcd snapshots; booting it is a
@@ -32,7 +33,7 @@ func (b noRestoreBackend) Topology() cluster.Topology                        { r
 // TestEtcdSnapshotsNeedARestorer: a lab that takes snapshots fails before
 // its cluster boots on a backend that cannot restore them, naming it.
 func TestEtcdSnapshotsNeedARestorer(t *testing.T) {
-	lab, err := Load("testdata/valid-etcd-backup.yaml")
+	lab, err := load.ReadLab("../load/testdata/valid-etcd-backup.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,12 @@ func TestEtcdSnapshotsNeedARestorer(t *testing.T) {
 	if !errors.Is(err, cluster.ErrNoEtcdRestore) || !strings.Contains(err.Error(), "fake backend") {
 		t.Errorf("Run = %v, want ErrNoEtcdRestore naming the fake backend", err)
 	}
-	if other := mustLoad(t, header+"spec: {steps: [{name: s, try: [{sleep: {duration: 1ms}}]}]}"); other.NeedsEtcdSnapshots() {
+	other, err := load.ParseLab("inline.yaml", []byte("apiVersion: kubelab.dev/v1alpha1\nkind: Lab\nmetadata: {name: t, title: T}\n"+
+		"spec: {steps: [{name: s, try: [{sleep: {duration: 1ms}}]}]}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.NeedsEtcdSnapshots() {
 		t.Error("NeedsEtcdSnapshots = true for a lab without snapshots")
 	}
 }

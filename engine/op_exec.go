@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -15,42 +14,12 @@ import (
 )
 
 // exec runs one operation through its kind.
-func (x *run) exec(ctx context.Context, op *Operation) (string, error) {
-	o, err := x.prepare(ctx, op)
+func (x *run) exec(ctx context.Context, op *ops.Operation) (string, error) {
+	o, err := op.Prepare(ctx, x.live, x.Bindings())
 	if err != nil {
 		return "", err
 	}
 	return o.Exec(ctx, x)
-}
-
-// prepare is the operation's kind with its templates rendered from the
-// bindings of now.
-func (x *run) prepare(ctx context.Context, op *Operation) (ops.Operation, error) {
-	o := op.op()
-	if o == nil {
-		return nil, errors.New("operation has no kind")
-	}
-	if len(op.templates) > 0 {
-		body, err := rendered(ctx, op.Spec(), op.templates, x.live, x.Bindings())
-		if err != nil {
-			return nil, err
-		}
-		k, _ := ops.Lookup(op.Kind())
-		o = k.Bind(body)
-	}
-	return o, nil
-}
-
-// Summary describes the operation in a few words for progress and
-// reports: its description, or its kind's summary.
-func (o *Operation) Summary() string {
-	if o.Description != "" {
-		return o.Description
-	}
-	if k := o.op(); k != nil {
-		return k.Summary()
-	}
-	return o.Kind()
 }
 
 // A run is the environment its operations run in.
@@ -138,7 +107,7 @@ func (b *backgroundOp) finish(out string, err error) {
 // startBackground runs op in the background, within its own time limit,
 // and reports its end in the progress and the timeline; it is stopped
 // when the lab or session ends.
-func (x *run) startBackground(step string, op *Operation) {
+func (x *run) startBackground(step string, op *ops.Operation) {
 	rec := &backgroundOp{start: time.Now()}
 	x.bg.mu.Lock()
 	if x.bg.ops == nil {
@@ -147,7 +116,7 @@ func (x *run) startBackground(step string, op *Operation) {
 	x.bg.ops[op.Background] = rec
 	x.bg.mu.Unlock()
 	// Templates are rendered now, from the bindings the step sees.
-	o, perr := x.prepare(context.Background(), op)
+	o, perr := op.Prepare(context.Background(), x.live, x.Bindings())
 	x.Go(func(bctx context.Context) {
 		ctx, cancel := context.WithTimeout(bctx, op.TimeLimit())
 		defer cancel()

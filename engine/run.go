@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/load"
 )
 
 // NewBackend makes the backend a lab runs on from its topology.
@@ -163,7 +165,7 @@ type CheckFailure = ops.CheckFailure
 // run is the state of one lab run.
 type run struct {
 	r        *Runner
-	lab      *Lab
+	lab      *load.Lab
 	c        *cluster.Cluster
 	live     observer
 	bindings map[string]any
@@ -178,7 +180,7 @@ type run struct {
 // cluster down (unless it failed and KeepOnFailure is set). The returned
 // error is only for runs that could not be made; a lab that fails returns a
 // Result with Status Failed and a nil error.
-func (r *Runner) Run(ctx context.Context, lab *Lab) (*Result, error) {
+func (r *Runner) Run(ctx context.Context, lab *load.Lab) (*Result, error) {
 	if r.Backend == nil {
 		return nil, errors.New("runner has no backend")
 	}
@@ -273,15 +275,15 @@ func (x *run) runSteps(ctx context.Context) {
 	x.hooks(hctx, "cleanup", x.lab.Spec.Cleanup)
 }
 
-func (x *run) hooks(ctx context.Context, name string, ops []Operation) {
-	for i := range ops {
-		r := x.runOp(ctx, name, &ops[i])
+func (x *run) hooks(ctx context.Context, name string, hook []ops.Operation) {
+	for i := range hook {
+		r := x.runOp(ctx, name, &hook[i])
 		r.Summary = name + ": " + r.Summary
 		x.res.Hooks = append(x.res.Hooks, r)
 	}
 }
 
-func (x *run) runStep(ctx context.Context, st *Step) StepResult {
+func (x *run) runStep(ctx context.Context, st *v1alpha1.Step) StepResult {
 	start := time.Now()
 	x.tl.add(EventStep, st.Name, "started")
 	x.progress(st.Name, "started")
@@ -309,7 +311,7 @@ func (x *run) runStep(ctx context.Context, st *Step) StepResult {
 	return sr
 }
 
-func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
+func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResult {
 	kind := op.Kind()
 	or := OpResult{Kind: kind, Line: op.Pos().Line, Summary: op.Summary(), Status: Passed}
 	if op.Background != "" {
@@ -334,19 +336,6 @@ func (x *run) runOp(ctx context.Context, step string, op *Operation) OpResult {
 	return or
 }
 
-// TimeLimit is how long the operation may run: its own timeout, or its
-// kind's default plus the duration it is asked to spend (sleep, assert
-// within, error for).
-func (o *Operation) TimeLimit() time.Duration {
-	if d := o.Timeout.Duration; d > 0 {
-		return d
-	}
-	if k := o.op(); k != nil {
-		return k.DefaultTimeout() + o.ownDuration()
-	}
-	return DefaultTimeout(o.Kind())
-}
-
 func (x *run) progress(step, format string, args ...any) {
 	x.report(Progress{Step: step, Message: fmt.Sprintf(format, args...)})
 }
@@ -358,14 +347,6 @@ func (x *run) report(p Progress) {
 	p.Lab = x.lab.Metadata.Name
 	p.Elapsed = time.Since(x.res.Started)
 	x.r.Progress(p)
-}
-
-// Timeout is the lab's timeout (spec.timeout or DefaultLabTimeout).
-func (l *Lab) Timeout() time.Duration {
-	if d := l.Spec.Timeout.Duration; d > 0 {
-		return d
-	}
-	return DefaultLabTimeout
 }
 
 // clusterName derives a unique cluster name from a lab name.

@@ -17,7 +17,7 @@ import (
 // operation's own timeout; attempts back off from 200ms to 2s. The result
 // is that of the last complete attempt, with the attempt count and total
 // duration.
-func (s *Session) Eventually(ctx context.Context, op *Operation, within time.Duration) OpResult {
+func (s *Session) Eventually(ctx context.Context, op *ops.Operation, within time.Duration) OpResult {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	start := time.Now()
@@ -56,7 +56,7 @@ var errStopped = errors.New("background check stopped")
 // drains". The check has its own snapshot of the bindings and shares the
 // cluster view and timeline. stop ends the check early and returns its
 // result: passed when the expression never held until then.
-func (s *Session) Background(ctx context.Context, op *Operation) (stop func() OpResult, err error) {
+func (s *Session) Background(ctx context.Context, op *ops.Operation) (stop func() OpResult, err error) {
 	if op.Error == nil || op.Compiled() == nil {
 		return nil, fmt.Errorf("only a prepared error operation runs in the background, got %q", op.Kind())
 	}

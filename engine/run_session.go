@@ -2,18 +2,18 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"reflect"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/load"
 )
 
 // Session is a booted lab cluster that operations run against one at a
@@ -71,7 +71,7 @@ func (r *Runner) Attach(ctx context.Context, name string, be cluster.Backend) (*
 // newRun is the run of a session named name on be.
 func (r *Runner) newRun(name string, be cluster.Backend) *run {
 	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
-	lab := &Lab{Metadata: Metadata{Name: name}}
+	lab := &load.Lab{Lab: v1alpha1.Lab{Metadata: v1alpha1.Metadata{Name: name}}}
 	return &run{r: r, lab: lab, c: cluster.New(be, r.logger()), bindings: map[string]any{}, res: res, bg: &background{}}
 }
 
@@ -128,20 +128,20 @@ func (s *Session) EndStep(st Status, err error) {
 // bindings recorded so far in this session) and returns it ready to Exec.
 // src is the operation in lab-file YAML, e.g. `kill: {target: etcd-leader}`;
 // dir resolves relative manifest files.
-func (s *Session) Prepare(src, dir string) (*Operation, error) {
-	op, err := ParseOperation(src, dir, s.topo, s.types)
+func (s *Session) Prepare(src, dir string) (*ops.Operation, error) {
+	op, err := load.ParseOperation(src, dir, s.topo, s.types)
 	if err != nil {
 		return nil, err
 	}
-	if err := cluster.CheckCapabilities(s.be, op.Needs()); err != nil {
+	if err := cluster.CheckCapabilities(s.be, load.OperationNeeds(op)); err != nil {
 		return nil, fmt.Errorf("%s: %w", op.Summary(), err)
 	}
 	return op, nil
 }
 
-// PrepareOp is Prepare for an Operation built in Go: it is rendered to
+// PrepareOp is Prepare for an ops.Operation built in Go: it is rendered to
 // YAML and checked the same way.
-func (s *Session) PrepareOp(op Operation, dir string) (*Operation, error) {
+func (s *Session) PrepareOp(op ops.Operation, dir string) (*ops.Operation, error) {
 	b, err := yaml.Marshal(op)
 	if err != nil {
 		return nil, fmt.Errorf("render operation: %w", err)
@@ -151,14 +151,14 @@ func (s *Session) PrepareOp(op Operation, dir string) (*Operation, error) {
 
 // Exec runs a prepared operation with its timeout (bounded by ctx) and
 // records bindings of record operations for later expressions.
-func (s *Session) Exec(ctx context.Context, op *Operation) OpResult {
+func (s *Session) Exec(ctx context.Context, op *ops.Operation) OpResult {
 	r := s.x.runOp(ctx, s.step, op)
 	if r.Status != Passed {
 		return r
 	}
 	if op.Record != nil && op.Compiled() != nil {
 		s.types[op.Record.Name] = op.Compiled().Type
-	} else if b, ok := op.op().(ops.Binder); ok {
+	} else if b, ok := op.Op().(ops.Binder); ok {
 		// Other binders bind a value of a type of their own (a command's
 		// result, a snapshot).
 		if name, _ := b.Binding(); name != "" && s.x.bindings[name] != nil {
@@ -229,38 +229,4 @@ func (s *Session) Close(ctx context.Context, keep bool) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	return "", s.be.Down(ctx)
-}
-
-// ParseOperation checks a single operation given in lab-file YAML, as if it
-// were the only operation of a lab on topology t with the given bindings
-// already recorded. Problems are reported against "<operation>" with
-// positions inside src.
-func ParseOperation(src, dir string, t cluster.Topology, bindings map[string]reflect.Type) (*Operation, error) {
-	topo, err := json.Marshal(t)
-	if err != nil {
-		return nil, err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: %s\nkind: %s\nmetadata: {name: operation, title: operation}\nspec:\n  cluster: %s\n  steps:\n  - name: operation\n    try:\n    -", APIVersion, KindLab, topo)
-	const header, indent = 8, 6 // lines before the operation, columns before its text
-	for i, line := range strings.Split(strings.TrimRight(src, "\n"), "\n") {
-		if i == 0 {
-			b.WriteString(" " + line + "\n")
-			continue
-		}
-		b.WriteString("      " + line + "\n")
-	}
-	lab, err := loadBytes(dir+"/<operation>", []byte(b.String()), bindings)
-	if err != nil {
-		if ps, ok := err.(*Problems); ok {
-			for i := range ps.List {
-				ps.List[i].File = "<operation>"
-				ps.List[i].Line -= header
-				ps.List[i].Column = max(1, ps.List[i].Column-indent)
-				ps.List[i].Path = strings.TrimPrefix(strings.TrimPrefix(ps.List[i].Path, "spec.steps[0].try[0]"), ".")
-			}
-		}
-		return nil, err
-	}
-	return &lab.Spec.Steps[0].Try[0], nil
 }

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/load"
 )
 
 // TestRunnerTranscripts runs the labs of testdata/runner/*.txt with the
@@ -94,7 +95,7 @@ func (s *transcriptScript) fail(t *testing.T, d *datadriven.TestData) string {
 // run loads and runs the lab of the directive's input and returns its
 // transcript.
 func (s *transcriptScript) run(t *testing.T, d *datadriven.TestData) string {
-	lab, err := LoadBytes("lab.yaml", []byte(d.Input))
+	lab, err := load.ParseLab("lab.yaml", []byte(d.Input))
 	if err != nil {
 		// The loader has tests of its own: a transcript is of a lab that runs.
 		d.Fatalf(t, "load: %v", err)

@@ -15,10 +15,10 @@ import (
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/cluster/kubeconfig"
-	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/features"
 	"kubelab.dev/kubelab/internal/testbin"
+	"kubelab.dev/kubelab/load"
 )
 
 // TestKubeconfigBackend boots an embedded cluster and runs labs and drills
@@ -91,7 +91,7 @@ func kubeconfigOn(t *testing.T, host cluster.Backend) {
 			"../labs/02-etcd-leader-failover.yaml": "component-faults",
 			"../labs/01-apply-to-running.yaml":     "audit-log (trace() at ../labs/01-apply-to-running.yaml:",
 		} {
-			lab, err := engine.Load(file)
+			lab, err := load.ReadLab(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func kubeconfigOn(t *testing.T, host cluster.Backend) {
 	})
 	t.Run("labs", func(t *testing.T) {
 		for _, file := range []string{"../labs/01-apply-to-running.yaml", "../labs/05-cordon-and-taints.yaml"} {
-			lab, err := engine.Load(file)
+			lab, err := load.ReadLab(file)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,10 +14,12 @@ import (
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/load"
 )
 
 // ScenarioTimeout bounds one scenario, cluster boot included.
-const ScenarioTimeout = engine.DefaultLabTimeout
+const ScenarioTimeout = load.DefaultLabTimeout
 
 // Library binds the step phrases to a Runner: it boots one cluster per
 // scenario (at the first step that needs it), runs every step as engine
@@ -276,7 +278,7 @@ func (s *scenario) session() (*engine.Session, error) {
 }
 
 // prepare checks an operation against the session as the lab loader would.
-func (s *scenario) prepare(op engine.Operation) (*engine.Session, *engine.Operation, error) {
+func (s *scenario) prepare(op ops.Operation) (*engine.Session, *ops.Operation, error) {
 	sess, err := s.session()
 	if err != nil {
 		return nil, nil, err
@@ -290,7 +292,7 @@ func (s *scenario) prepare(op engine.Operation) (*engine.Session, *engine.Operat
 
 // run prepares and executes one operation and turns a failed result into
 // an error that carries its expected and observed values.
-func (s *scenario) run(ctx context.Context, op engine.Operation) (engine.OpResult, error) {
+func (s *scenario) run(ctx context.Context, op ops.Operation) (engine.OpResult, error) {
 	sess, p, err := s.prepare(op)
 	if err != nil {
 		return engine.OpResult{}, err
@@ -299,8 +301,8 @@ func (s *scenario) run(ctx context.Context, op engine.Operation) (engine.OpResul
 }
 
 // runAll runs operations in order until one fails.
-func (s *scenario) runAll(ctx context.Context, ops ...engine.Operation) error {
-	for _, op := range ops {
+func (s *scenario) runAll(ctx context.Context, all ...ops.Operation) error {
+	for _, op := range all {
 		if _, err := s.run(ctx, op); err != nil {
 			return err
 		}
@@ -309,7 +311,7 @@ func (s *scenario) runAll(ctx context.Context, ops ...engine.Operation) error {
 }
 
 // eventually prepares an operation and retries it until it passes.
-func (s *scenario) eventually(ctx context.Context, op engine.Operation, within time.Duration) (engine.OpResult, error) {
+func (s *scenario) eventually(ctx context.Context, op ops.Operation, within time.Duration) (engine.OpResult, error) {
 	sess, p, err := s.prepare(op)
 	if err != nil {
 		return engine.OpResult{}, err

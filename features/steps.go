@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // Step is one phrase of the step library, as listed in STEPS.md.
@@ -87,7 +87,7 @@ func checkFunc(build any) any {
 				return err
 			}
 			if d == "" {
-				_, err := s.run(ctx, engine.Operation{Assert: &engine.AssertOp{Expr: e}})
+				_, err := s.run(ctx, ops.Operation{Assert: &ops.AssertOp{Expr: e}})
 				return err
 			}
 			return s.check(ctx, d, e)
@@ -120,13 +120,13 @@ func (s *scenario) check(ctx context.Context, d, expr string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.run(ctx, engine.Operation{Wait: &engine.WaitOp{Expr: expr}, Timeout: dur(dd)})
+	_, err = s.run(ctx, ops.Operation{Wait: &ops.WaitOp{Expr: expr}, Timeout: dur(dd)})
 	return err
 }
 
 // remember records the value of expr as a binding.
 func (s *scenario) remember(ctx context.Context, name, expr string) error {
-	if _, err := s.run(ctx, engine.Operation{Record: &engine.RecordOp{Name: name, Expr: expr}}); err != nil {
+	if _, err := s.run(ctx, ops.Operation{Record: &ops.RecordOp{Name: name, Expr: expr}}); err != nil {
 		return err
 	}
 	s.facts[name] = true
@@ -153,8 +153,8 @@ func (s *scenario) fault(ctx context.Context, action, target string) error {
 			}
 		}
 	}
-	t := &engine.TargetOp{Target: target}
-	op := engine.Operation{}
+	t := &ops.TargetOp{Target: target}
+	op := ops.Operation{}
 	switch action {
 	case "kill":
 		op.Kill = t
@@ -215,7 +215,7 @@ func (s *scenario) kubectl(ctx context.Context, args, stdin string) error {
 		return err
 	}
 	if stdin == "" {
-		_, err = s.run(ctx, engine.Operation{Kubectl: &engine.KubectlOp{Args: argv, ExpectError: expectError, ExpectOutput: expectOutput}})
+		_, err = s.run(ctx, ops.Operation{Kubectl: &ops.KubectlOp{Args: argv, ExpectError: expectError, ExpectOutput: expectOutput}})
 		return err
 	}
 	if stdin, err = expand(stdin, s.vars); err != nil {
@@ -231,9 +231,9 @@ func (s *scenario) kubectl(ctx context.Context, args, stdin string) error {
 		cmd.WriteString(" " + shellQuote(a))
 	}
 	fmt.Fprintf(&cmd, " <<'%s'\n%s\n%s\n", eof, stdin, eof)
-	_, err = s.run(ctx, engine.Operation{
+	_, err = s.run(ctx, ops.Operation{
 		Description: "kubectl " + expanded + " < manifest",
-		Script:      &engine.ScriptOp{Command: cmd.String(), ExpectError: expectError, ExpectOutput: expectOutput},
+		Script:      &ops.ScriptOp{Command: cmd.String(), ExpectError: expectError, ExpectOutput: expectOutput},
 	})
 	return err
 }
@@ -260,7 +260,7 @@ func (s *scenario) kubectlCheck(ctx context.Context, d, args string, expectError
 	if err != nil {
 		return err
 	}
-	op := engine.Operation{Kubectl: &engine.KubectlOp{Args: argv, ExpectError: expectError, ExpectOutput: expectOutput}}
+	op := ops.Operation{Kubectl: &ops.KubectlOp{Args: argv, ExpectError: expectError, ExpectOutput: expectOutput}}
 	if d == "" {
 		_, err = s.run(ctx, op)
 		return err

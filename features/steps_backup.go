@@ -3,7 +3,7 @@ package features
 import (
 	"context"
 
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // backupSteps are the step library's phrases of the group Backup.
@@ -19,7 +19,7 @@ func backupSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Snapshot: &engine.SnapshotOp{Name: name}})
+				_, err = s.run(ctx, ops.Operation{Snapshot: &ops.SnapshotOp{Name: name}})
 				return err
 			},
 		},
@@ -33,7 +33,7 @@ func backupSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Restore: &engine.RestoreOp{Snapshot: name}})
+				_, err = s.run(ctx, ops.Operation{Restore: &ops.RestoreOp{Snapshot: name}})
 				return err
 			},
 		},

@@ -7,8 +7,7 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
-
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // commandsSteps are the step library's phrases of the group Commands.
@@ -118,7 +117,7 @@ func commandsSteps() []Step {
 					if err != nil {
 						return err
 					}
-					_, err = s.run(ctx, engine.Operation{Sleep: &engine.SleepOp{Duration: dur(dd)}})
+					_, err = s.run(ctx, ops.Operation{Sleep: &ops.SleepOp{Duration: dur(dd)}})
 					return err
 				})
 			},

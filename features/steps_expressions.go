@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // expressionsSteps are the step library's phrases of the group Expressions.
@@ -20,7 +21,7 @@ func expressionsSteps() []Step {
 			re:       `^the expression ` + quoted + ` holds$`,
 			fn: func(ctx context.Context, expr string) error {
 				return withScenario(ctx, func(s *scenario) error {
-					_, err := s.run(ctx, engine.Operation{Assert: &engine.AssertOp{Expr: unquote(expr)}})
+					_, err := s.run(ctx, ops.Operation{Assert: &ops.AssertOp{Expr: unquote(expr)}})
 					return err
 				})
 			},
@@ -41,7 +42,7 @@ func expressionsSteps() []Step {
 			re:       `^the expression ` + quoted + ` does not hold$`,
 			fn: func(ctx context.Context, expr string) error {
 				return withScenario(ctx, func(s *scenario) error {
-					_, err := s.run(ctx, engine.Operation{Error: &engine.ErrorOp{Expr: unquote(expr)}})
+					_, err := s.run(ctx, ops.Operation{Error: &ops.ErrorOp{Expr: unquote(expr)}})
 					return err
 				})
 			},
@@ -61,7 +62,7 @@ func expressionsSteps() []Step {
 					if err != nil {
 						return err
 					}
-					_, err = s.run(ctx, engine.Operation{Error: &engine.ErrorOp{Expr: e, For: dur(dd)}})
+					_, err = s.run(ctx, ops.Operation{Error: &ops.ErrorOp{Expr: e, For: dur(dd)}})
 					return err
 				})
 			},
@@ -77,7 +78,7 @@ func expressionsSteps() []Step {
 					if err != nil {
 						return err
 					}
-					sess, p, err := s.prepare(engine.Operation{Error: &engine.ErrorOp{Expr: "!(" + unquote(expr) + ")", For: dur(dd)}})
+					sess, p, err := s.prepare(ops.Operation{Error: &ops.ErrorOp{Expr: "!(" + unquote(expr) + ")", For: dur(dd)}})
 					if err != nil {
 						return err
 					}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // faultsSteps are the step library's phrases of the group Faults.
@@ -94,7 +94,7 @@ func faultsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{NodeDown: &engine.NodeOp{Node: unquote(node)}})
+				_, err = s.run(ctx, ops.Operation{NodeDown: &ops.NodeOp{Node: unquote(node)}})
 				return err
 			},
 		},
@@ -108,7 +108,7 @@ func faultsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{NodeUp: &engine.NodeOp{Node: unquote(node)}})
+				_, err = s.run(ctx, ops.Operation{NodeUp: &ops.NodeOp{Node: unquote(node)}})
 				return err
 			},
 		},

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // nodesSteps are the step library's phrases of the group Nodes.
@@ -22,14 +22,14 @@ func nodesSteps() []Step {
 					return err
 				}
 				n := unquote(node)
-				op := engine.Operation{}
+				op := ops.Operation{}
 				switch verb {
 				case "cordon":
-					op.Cordon = &engine.NodeOp{Node: n}
+					op.Cordon = &ops.NodeOp{Node: n}
 				case "uncordon":
-					op.Uncordon = &engine.NodeOp{Node: n}
+					op.Uncordon = &ops.NodeOp{Node: n}
 				case "drain":
-					op.Drain = &engine.DrainOp{Node: n}
+					op.Drain = &ops.DrainOp{Node: n}
 				}
 				_, err = s.run(ctx, op)
 				return err
@@ -68,7 +68,7 @@ func nodesSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Taint: &engine.TaintOp{Node: unquote(node), Key: k, Value: v, Effect: e}})
+				_, err = s.run(ctx, ops.Operation{Taint: &ops.TaintOp{Node: unquote(node), Key: k, Value: v, Effect: e}})
 				return err
 			},
 		},
@@ -83,7 +83,7 @@ func nodesSteps() []Step {
 					return err
 				}
 				k, e, _ := strings.Cut(unquote(taint), ":")
-				_, err = s.run(ctx, engine.Operation{Untaint: &engine.UntaintOp{Node: unquote(node), Key: k, Effect: e}})
+				_, err = s.run(ctx, ops.Operation{Untaint: &ops.UntaintOp{Node: unquote(node), Key: k, Effect: e}})
 				return err
 			},
 		},
@@ -109,7 +109,7 @@ func nodesSteps() []Step {
 						return fmt.Errorf("label %q: want KEY=VALUE or KEY-", kv)
 					}
 				}
-				_, err = s.run(ctx, engine.Operation{Label: &engine.LabelOp{Name: unquote(node), Labels: set}})
+				_, err = s.run(ctx, ops.Operation{Label: &ops.LabelOp{Name: unquote(node), Labels: set}})
 				return err
 			},
 		},

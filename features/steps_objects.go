@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cucumber/godog"
-
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // objectsSteps are the step library's phrases of the group Objects.
@@ -23,7 +22,7 @@ func objectsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Apply: &engine.ManifestOp{Manifest: doc.Content}})
+				_, err = s.run(ctx, ops.Operation{Apply: &ops.ManifestOp{Manifest: doc.Content}})
 				return err
 			},
 		},
@@ -38,7 +37,7 @@ func objectsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Create: &engine.ManifestOp{Manifest: doc.Content}})
+				_, err = s.run(ctx, ops.Operation{Create: &ops.ManifestOp{Manifest: doc.Content}})
 				return err
 			},
 		},
@@ -52,7 +51,7 @@ func objectsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Apply: &engine.ManifestOp{File: unquote(path)}})
+				_, err = s.run(ctx, ops.Operation{Apply: &ops.ManifestOp{File: unquote(path)}})
 				return err
 			},
 		},
@@ -66,7 +65,7 @@ func objectsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Delete: &engine.DeleteOp{Kind: kind, Name: unquote(name)}})
+				_, err = s.run(ctx, ops.Operation{Delete: &ops.DeleteOp{Kind: kind, Name: unquote(name)}})
 				return err
 			},
 		},
@@ -80,7 +79,7 @@ func objectsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Delete: &engine.DeleteOp{Kind: "Pod", Selector: unquote(sel)}})
+				_, err = s.run(ctx, ops.Operation{Delete: &ops.DeleteOp{Kind: "Pod", Selector: unquote(sel)}})
 				return err
 			},
 		},
@@ -94,7 +93,7 @@ func objectsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Patch: &engine.PatchOp{Kind: "Deployment", Name: unquote(name), Type: "merge",
+				_, err = s.run(ctx, ops.Operation{Patch: &ops.PatchOp{Kind: "Deployment", Name: unquote(name), Type: "merge",
 					Patch: fmt.Sprintf(`{"spec": {"replicas": %s}}`, n)}})
 				return err
 			},
@@ -110,7 +109,7 @@ func objectsSteps() []Step {
 				if err != nil {
 					return err
 				}
-				_, err = s.run(ctx, engine.Operation{Patch: &engine.PatchOp{Kind: kind, Name: unquote(name), Type: "merge", Patch: doc.Content}})
+				_, err = s.run(ctx, ops.Operation{Patch: &ops.PatchOp{Kind: kind, Name: unquote(name), Type: "merge", Patch: doc.Content}})
 				return err
 			},
 		},

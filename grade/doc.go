@@ -6,9 +6,10 @@
 // JUnit, Markdown, the scoreboard of a batch, and a grade drawn as a lab
 // result for the HTML report.
 //
-// It builds on package engine and does not duplicate it: exercise files
-// are decoded and their operations checked by engine.Document, setups and
-// checks are engine operations run on an engine.Session, and a
-// submission's manifests are parsed by engine.ParseManifest. engine knows
-// nothing of exercises.
+// It builds on packages load and engine and does not duplicate them: the
+// exercise file's types are api/v1alpha1's, exercise files are decoded and
+// their operations checked by load.Document, setups and checks are
+// operations run on an engine.Session, and a submission's manifests are
+// parsed by load.ParseManifest. Neither load nor engine knows of
+// exercises.
 package grade

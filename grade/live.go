@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/ops"
 )
@@ -42,7 +43,7 @@ const (
 func SetupExercise(ctx context.Context, es *engine.Session, ex *Exercise) (*Grade, error) {
 	g := newGrade(ex, nil, "")
 	s := session{es}
-	s.Declare(ex.bindings)
+	s.Declare(ex.Bindings())
 	if err := s.gradeSetup(ctx, ex, g); err != nil {
 		return g, err
 	}
@@ -75,7 +76,7 @@ func CheckExercise(ctx context.Context, es *engine.Session, ex *Exercise, o Chec
 	s := session{es}
 	g.Submission = "live cluster " + s.Topology().Name
 	defer func() { g.Duration = time.Since(g.Started) }()
-	s.Declare(ex.bindings)
+	s.Declare(ex.Bindings())
 	for _, i := range checkOrder(ex) {
 		ch := &ex.Spec.Checks[i]
 		if ctx.Err() != nil {
@@ -159,7 +160,7 @@ func (s session) protect(ctx context.Context, ex *Exercise) error {
 	}
 	type target struct {
 		res schema.GroupVersionResource
-		p   *Protected
+		p   *v1alpha1.Protected
 	}
 	var targets []target
 	rules := map[schema.GroupResource]bool{}
@@ -167,11 +168,11 @@ func (s session) protect(ctx context.Context, ex *Exercise) error {
 		p := &ex.Spec.Protect[i]
 		m, err := mapper.RESTMapping(schema.GroupKind{Group: builtinKinds[p.Kind].group, Kind: p.Kind})
 		if err != nil {
-			return fmt.Errorf("protect %s %s: %w", p.Kind, p.ref(), err)
+			return fmt.Errorf("protect %s %s: %w", p.Kind, p.Ref(), err)
 		}
 		obj, err := dyn.Resource(m.Resource).Namespace(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("protect %s %s: the setup must create it: %w", p.Kind, p.ref(), err)
+			return fmt.Errorf("protect %s %s: the setup must create it: %w", p.Kind, p.Ref(), err)
 		}
 		uids[p.UIDKey()] = string(obj.GetUID())
 		targets = append(targets, target{m.Resource, p})
@@ -224,7 +225,7 @@ func (s session) protect(ctx context.Context, ex *Exercise) error {
 				last = errors.New("a dry-run delete was allowed")
 			}
 			if serr := ops.Sleep(ctx, 200*time.Millisecond); serr != nil {
-				return fmt.Errorf("protect %s %s: the policy is not enforced: %w", t.p.Kind, t.p.ref(), errors.Join(last, serr))
+				return fmt.Errorf("protect %s %s: the policy is not enforced: %w", t.p.Kind, t.p.Ref(), errors.Join(last, serr))
 			}
 		}
 	}
@@ -271,7 +272,7 @@ func WriteLiveStatement(w io.Writer, ex *Exercise) error {
 	if len(ex.Spec.Protect) > 0 {
 		var objs []string
 		for _, p := range ex.Spec.Protect {
-			objs = append(objs, p.Kind+" "+p.ref())
+			objs = append(objs, p.Kind+" "+p.Ref())
 		}
 		fmt.Fprintf(&b, "Repair in place, do not delete: %s.\n", strings.Join(objs, ", "))
 	}

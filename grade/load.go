@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/api/v1alpha1"
+	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/load"
 )
 
 // LoadExercise reads and checks an exercise: path is an exercise file or
@@ -26,19 +28,19 @@ func LoadExercise(path string) (*Exercise, error) {
 }
 
 // LoadExerciseBytes decodes and checks the content of an exercise file as
-// strictly as a lab file (engine.Load): unknown fields, wrong types,
+// strictly as a lab file (load.ReadLab): unknown fields, wrong types,
 // invalid values, setup and check operations (their targets, manifests and
 // expressions), the contract's kinds and namespaces, check names, the
 // passing score and the samples' directories and documented scores are
 // all checked, and every problem is reported with its file:line:column in
-// an *engine.Problems.
+// a *load.Problems.
 //
 // On success the defaults are filled in: spec.timeout (10m), the
 // topology's defaults, the contract's namespaces ([default]) and
 // maxObjects (20), every operation's timeout.
 func LoadExerciseBytes(path string, data []byte) (*Exercise, error) {
-	ex := &Exercise{file: path}
-	doc, err := engine.DecodeDocument(path, data, KindExercise, ex)
+	ex := &Exercise{}
+	doc, err := load.DecodeDocument(path, data, v1alpha1.KindExercise, &ex.Exercise)
 	if doc == nil {
 		return nil, err
 	}
@@ -58,7 +60,7 @@ var (
 // checker checks a decoded exercise beyond its shape, reporting to the
 // document it was decoded from, and fills defaults.
 type checker struct {
-	doc *engine.Document
+	doc *load.Document
 	dir string // the exercise's directory: samples are relative to it
 }
 
@@ -66,15 +68,7 @@ func (c *checker) errorAt(path, format string, args ...any) { c.doc.Errorf(path,
 
 // exercise checks a decoded exercise beyond its shape and fills defaults.
 func (c *checker) exercise(ex *Exercise) {
-	if v := ex.APIVersion; v != "" && v != engine.APIVersion {
-		c.errorAt("apiVersion", "want %q, found %q", engine.APIVersion, v)
-	}
-	if v := ex.Kind; v != "" && v != KindExercise {
-		c.errorAt("kind", "want %q, found %q", KindExercise, v)
-	}
-	if v := ex.Metadata.Name; v != "" && (len(v) > 63 || !dnsLabelRE.MatchString(v)) {
-		c.errorAt("metadata.name", "invalid name %q: want a DNS label (lower-case letters, digits and '-', at most 63 characters)", v)
-	}
+	c.doc.CheckHeader(ex.APIVersion, ex.Kind, ex.Metadata.Name)
 	if v := ex.Metadata.Difficulty; v != "" && !slices.Contains([]string{"easy", "medium", "hard"}, v) {
 		c.errorAt("metadata.difficulty", "invalid difficulty %q: want easy, medium or hard", v)
 	}
@@ -84,9 +78,9 @@ func (c *checker) exercise(ex *Exercise) {
 		s.Timeout.Duration = DefaultExerciseTimeout
 	}
 	c.contract(&s.Submission)
-	c.checks(s.Checks)
+	ex.checks = load.CheckNamed(c.doc, "spec.checks", "check", s.Checks, func(ch *v1alpha1.Check) (string, []ops.Operation) { return ch.Name, ch.Try })
 	c.doc.CheckOperations(exerciseOps(ex))
-	ex.bindings = c.doc.Bindings()
+	ex.Source = c.doc.Source()
 	total := ex.MaxScore()
 	if len(s.Checks) > 0 && total == 0 {
 		c.errorAt("spec.checks", "every check is worth 0 points: give at least one some points")
@@ -148,7 +142,7 @@ func (c *checker) protect(ex *Exercise) {
 			c.errorAt(p+".name", "invalid name %q: want a DNS subdomain", pr.Name)
 		}
 		if seen[pr.UIDKey()] {
-			c.errorAt(p, "%s %s is protected twice", pr.Kind, pr.ref())
+			c.errorAt(p, "%s %s is protected twice", pr.Kind, pr.Ref())
 		}
 		seen[pr.UIDKey()] = true
 	}
@@ -156,8 +150,8 @@ func (c *checker) protect(ex *Exercise) {
 
 // exerciseOps yields every operation with its path, in the order they
 // run: setup, the solution's, then each check's try and finally.
-func exerciseOps(ex *Exercise) iter.Seq2[string, *engine.Operation] {
-	return func(yield func(string, *engine.Operation) bool) {
+func exerciseOps(ex *Exercise) iter.Seq2[string, *ops.Operation] {
+	return func(yield func(string, *ops.Operation) bool) {
 		for i := range ex.Spec.Setup {
 			if !yield(fmt.Sprintf("spec.setup[%d]", i), &ex.Spec.Setup[i]) {
 				return
@@ -184,7 +178,7 @@ func exerciseOps(ex *Exercise) iter.Seq2[string, *engine.Operation] {
 	}
 }
 
-func (c *checker) contract(k *Contract) {
+func (c *checker) contract(k *v1alpha1.Contract) {
 	const p = "spec.submission"
 	if k.Kinds != nil && len(k.Kinds) == 0 {
 		c.errorAt(p+".kinds", "want at least one kind")
@@ -226,25 +220,6 @@ func (c *checker) contract(k *Contract) {
 		k.MaxObjects = DefaultMaxObjects
 	case k.MaxObjects > maxMaxObjects:
 		c.errorAt(p+".maxObjects", "want at most %d, got %d", maxMaxObjects, k.MaxObjects)
-	}
-}
-
-func (c *checker) checks(checks []Check) {
-	if checks != nil && len(checks) == 0 {
-		c.errorAt("spec.checks", "want at least one check")
-	}
-	first := map[string]engine.Pos{}
-	for i := range checks {
-		ch, p := &checks[i], fmt.Sprintf("spec.checks[%d]", i)
-		ch.pos = c.doc.Pos(p)
-		if at, dup := first[ch.Name]; dup && ch.Name != "" {
-			c.errorAt(p+".name", "duplicate check name %q (first at line %d)", ch.Name, at.Line)
-		} else {
-			first[ch.Name] = ch.pos
-		}
-		if ch.Try != nil && len(ch.Try) == 0 {
-			c.errorAt(p+".try", "want at least one operation")
-		}
 	}
 }
 
@@ -298,7 +273,7 @@ func (c *checker) samples(ex *Exercise, total int) {
 
 // sampleRefusals reads a sample against the contract (no cluster needed)
 // and checks that it is refused exactly what the sample documents.
-func (c *checker) sampleRefusals(k *Contract, dir string, s Sample, p string) {
+func (c *checker) sampleRefusals(k *v1alpha1.Contract, dir string, s v1alpha1.Sample, p string) {
 	sub, err := ReadSubmission(dir, k)
 	if err != nil {
 		c.errorAt(p+".path", "%v", err)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/loadertest"
+	"kubelab.dev/kubelab/load"
 )
 
 func TestLoadExerciseValid(t *testing.T) {
@@ -48,11 +48,11 @@ func TestLoadExerciseDefaults(t *testing.T) {
 	if ex.Spec.Submission.DefaultNamespace() != "shop" || ex.Spec.Submission.MaxObjects != 5 {
 		t.Errorf("contract %+v", ex.Spec.Submission)
 	}
-	if ex.Spec.Checks[0].Pos().Line != 27 {
-		t.Errorf("first check at line %d, want 27", ex.Spec.Checks[0].Pos().Line)
+	if ex.CheckPos(0).Line != 27 {
+		t.Errorf("first check at line %d, want 27", ex.CheckPos(0).Line)
 	}
-	if _, ok := ex.bindings["nodesBefore"]; !ok {
-		t.Errorf("binding recorded in setup not known: %v", ex.bindings)
+	if _, ok := ex.Bindings()["nodesBefore"]; !ok {
+		t.Errorf("binding recorded in setup not known: %v", ex.Bindings())
 	}
 
 	min, err := LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
@@ -106,7 +106,7 @@ func TestLoadExerciseInvalid(t *testing.T) {
 				t.Fatalf("%s has no # want: lines", f)
 			}
 			ex, err := LoadExercise(f)
-			var ps *engine.Problems
+			var ps *load.Problems
 			if !errors.As(err, &ps) {
 				t.Fatalf("LoadExercise = %v, %v; want *Problems", ex, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/engine"
 )
 
@@ -15,13 +16,13 @@ import (
 // refusal, an object the API server rejected, an ignored file, a passed
 // check and failed ones (an expression, a command, a check not run).
 func sampleGrade() (*Exercise, *Grade) {
-	ex := &Exercise{Metadata: ExerciseMetadata{Name: "spread", Title: "Spread | replicas"}, Spec: ExerciseSpec{
+	ex := &Exercise{Exercise: v1alpha1.Exercise{Metadata: v1alpha1.ExerciseMetadata{Name: "spread", Title: "Spread | replicas"}, Spec: v1alpha1.ExerciseSpec{
 		PassingScore: 4,
-		Checks: []Check{
+		Checks: []v1alpha1.Check{
 			{Name: "three ready replicas", Points: 2}, {Name: "one per node", Points: 3},
 			{Name: "can-i", Points: 1}, {Name: "survives a node", Points: 2},
 		},
-	}}
+	}}}
 	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	g := &Grade{
 		Exercise: "spread", Title: "Spread | replicas", File: "exercises/spread/exercise.yaml", Learner: "alice",

@@ -74,7 +74,7 @@ func Run(ctx context.Context, r *engine.Runner, ex *Exercise, sub *Submission, l
 			r.Log.Warn("tear down", "exercise", ex.Metadata.Name, "learner", learner, "err", err)
 		}
 	}()
-	s.Declare(ex.bindings)
+	s.Declare(ex.Bindings())
 	if err := s.gradeSetup(gctx, ex, g); err != nil {
 		g.fail(ex, StatusError, "%v", err)
 		return g, interrupted(ctx)

@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/api/v1alpha1"
+	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
 
@@ -22,9 +23,9 @@ var update = flag.Bool("update", false, "rewrite "+exerciseSchemaFile+" and the 
 // generateExerciseSchema reflects the JSON Schema of exercise files from
 // the Go types, with their doc comments as descriptions.
 func generateExerciseSchema() ([]byte, error) {
-	s, err := loadertest.ReflectSchema(&Exercise{}, "https://kubelab.dev/schema/exercise.v1alpha1.json",
-		"kubelab exercise file ("+engine.APIVersion+", kind "+KindExercise+")", engine.OperationKinds(),
-		[][2]string{{"kubelab.dev/kubelab/grade", "."}, {"kubelab.dev/kubelab/engine", "../engine"}, {"kubelab.dev/kubelab/cluster", "../cluster"}})
+	s, err := loadertest.ReflectSchema(&v1alpha1.Exercise{}, "https://kubelab.dev/schema/exercise.v1alpha1.json",
+		"kubelab exercise file ("+v1alpha1.APIVersion+", kind "+v1alpha1.KindExercise+")", ops.OperationKinds(),
+		[][2]string{{"kubelab.dev/kubelab/grade", "../api/v1alpha1"}, {"kubelab.dev/kubelab/grade", "../engine/ops"}, {"kubelab.dev/kubelab/grade", "../cluster"}})
 	if err != nil {
 		return nil, err
 	}

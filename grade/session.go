@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/ops"
@@ -55,13 +56,13 @@ const applyTimeout = 30 * time.Second
 // accepted objects one by one (server-side apply), recording what the API
 // server said of each. Only a failure to create the namespaces is an
 // error: a rejected object is the submission's problem.
-func (s session) applySubmission(ctx context.Context, c *Contract, sub *Submission, g *Grade) error {
+func (s session) applySubmission(ctx context.Context, c *v1alpha1.Contract, sub *Submission, g *Grade) error {
 	s.Step("submission") // refusals were reported before the boot
 	for _, ns := range c.Namespaces {
 		if ns == "default" {
 			continue
 		}
-		op := &engine.Operation{Description: "create namespace " + ns, Timeout: durationOf(applyTimeout), Apply: engine.NewManifestOp("", engine.Object{
+		op := &ops.Operation{Description: "create namespace " + ns, Timeout: durationOf(applyTimeout), Apply: ops.NewManifestOp("", ops.Object{
 			Content: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}, File: "<grader>",
 		})}
 		if or := s.Exec(ctx, op); or.Status == engine.Failed {
@@ -79,9 +80,9 @@ func (s session) applySubmission(ctx context.Context, c *Contract, sub *Submissi
 		return nil
 	}
 	for _, o := range sub.Objects {
-		op := &engine.Operation{
+		op := &ops.Operation{
 			Description: fmt.Sprintf("apply %s (%s:%d)", o.Ref(), o.RelFile, o.Pos.Line), Timeout: durationOf(applyTimeout),
-			Apply: engine.NewManifestOp(o.Namespace, o.Object),
+			Apply: ops.NewManifestOp(o.Namespace, o.Object),
 		}
 		or := s.Exec(ctx, op)
 		ao := AppliedObject{File: o.RelFile, Line: o.Pos.Line, Object: o.Ref(), Applied: or.Status == engine.Passed}
@@ -119,7 +120,7 @@ func (s session) waitServiceAccount(ctx context.Context, ns string) error {
 
 // gradeCheck runs one check: its try operations until one fails, then
 // its finally operations.
-func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit time.Duration) CheckResult {
+func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *v1alpha1.Check, limit time.Duration) CheckResult {
 	cr := CheckResult{Name: ch.Name, Points: ch.Points, Status: engine.Passed, Hint: ch.Hint, Explanation: ch.Explanation, Ops: []engine.OpResult{}}
 	if ctx.Err() != nil {
 		cr.Status, cr.Error = engine.Failed, fmt.Sprintf("not run: the exercise's time limit of %s was reached", limit)
@@ -164,7 +165,7 @@ func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit 
 }
 
 // describeFailure says what a failed operation wanted and what it saw.
-func (s session) describeFailure(op *engine.Operation, or engine.OpResult) (expected, observed string) {
+func (s session) describeFailure(op *ops.Operation, or engine.OpResult) (expected, observed string) {
 	within := op.TimeLimit().String()
 	switch {
 	case op.Wait != nil:

@@ -17,7 +17,7 @@ import (
 func Solve(ctx context.Context, es *engine.Session, ex *Exercise) (*Grade, error) {
 	g := newGrade(ex, nil, "")
 	s := session{es}
-	s.Declare(ex.bindings)
+	s.Declare(ex.Bindings())
 	var errs []error
 	dir := filepath.Join(ex.Dir(), "solution")
 	if _, err := os.Stat(dir); err == nil {

@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/api/v1alpha1"
+	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/load"
 )
 
 // Rules a refused part of a submission broke; Refusal.Rule is one of them.
@@ -111,7 +113,7 @@ func (r Refusal) Error() string {
 // contract, ready to apply.
 type SubmittedObject struct {
 	// Object is the decoded object; Object.File is the full path.
-	engine.Object
+	ops.Object
 	// RelFile is the file relative to the submission directory.
 	RelFile string
 	// Kind, Namespace ("" when cluster-scoped) and Name of the object.
@@ -149,7 +151,7 @@ type Submission struct {
 // that respect the contract and those refused, each refusal naming the
 // file, the object and the rule. Only reading the directory can fail; a
 // broken manifest is a refusal. Nothing in the directory is executed.
-func ReadSubmission(dir string, c *Contract) (*Submission, error) {
+func ReadSubmission(dir string, c *v1alpha1.Contract) (*Submission, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read submission: %w", err)
@@ -212,7 +214,7 @@ func isManifestName(name string) bool {
 }
 
 type submissionReader struct {
-	c        *Contract
+	c        *v1alpha1.Contract
 	s        *Submission
 	seen     map[string]string // object key -> where it was first defined
 	accepted int
@@ -232,8 +234,8 @@ func (r *submissionReader) file(rel string) {
 	case err != nil:
 		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: err.Error()})
 		return
-	case info.Size() > engine.MaxManifestSize:
-		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: fmt.Sprintf("too large: %d bytes, want at most %d", info.Size(), engine.MaxManifestSize)})
+	case info.Size() > load.MaxManifestSize:
+		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: fmt.Sprintf("too large: %d bytes, want at most %d", info.Size(), load.MaxManifestSize)})
 		return
 	case r.read+info.Size() > maxSubmissionBytes:
 		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: fmt.Sprintf("not read: the submission's files add up to more than %d bytes", maxSubmissionBytes)})
@@ -245,7 +247,7 @@ func (r *submissionReader) file(rel string) {
 		r.s.Refused = append(r.s.Refused, Refusal{File: rel, Rule: RuleFile, Message: err.Error()})
 		return
 	}
-	objs, probs := engine.ParseManifest(rel, data)
+	objs, probs := load.ParseManifest(rel, data)
 	for _, p := range probs {
 		if len(objs) == 0 && strings.HasPrefix(p.Message, "no objects") {
 			r.s.Ignored = append(r.s.Ignored, rel) // only comments
@@ -261,7 +263,7 @@ func (r *submissionReader) file(rel string) {
 
 // object checks one object: kind, scope, namespace, pod security, and
 // duplicates; it is accepted only if it breaks no rule.
-func (r *submissionReader) object(rel string, o engine.Object) {
+func (r *submissionReader) object(rel string, o ops.Object) {
 	kind, _ := o.Content["kind"].(string)
 	apiVersion, _ := o.Content["apiVersion"].(string)
 	meta, _ := o.Content["metadata"].(map[string]any)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"kubelab.dev/kubelab/api/v1alpha1"
 )
 
 // writeSubmission writes files (relative name -> content) into a new
@@ -58,7 +60,7 @@ func TestSubmissionRefusesPrivilegedAndHostPath(t *testing.T) {
 		"pod.yaml":    privilegedPod,
 		"deploy.yaml": hostPathDeployment,
 	})
-	sub, err := ReadSubmission(dir, &Contract{Kinds: []string{"Pod", "Deployment"}})
+	sub, err := ReadSubmission(dir, &v1alpha1.Contract{Kinds: []string{"Pod", "Deployment"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestSubmissionRefusesPrivilegedAndHostPath(t *testing.T) {
 }
 
 func TestSubmissionRules(t *testing.T) {
-	contract := &Contract{Kinds: []string{"Deployment", "Service", "Pod", "PriorityClass", "Role"}, Namespaces: []string{"shop", "default"}, MaxObjects: 3}
+	contract := &v1alpha1.Contract{Kinds: []string{"Deployment", "Service", "Pod", "PriorityClass", "Role"}, Namespaces: []string{"shop", "default"}, MaxObjects: 3}
 	for _, tc := range []struct {
 		name     string
 		files    map[string]string
@@ -193,7 +195,7 @@ func TestSubmissionSymlinksAreNotFollowed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".git", "x.yaml"), []byte("not: an object\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := ReadSubmission(dir, &Contract{Kinds: []string{"Service"}})
+	sub, err := ReadSubmission(dir, &v1alpha1.Contract{Kinds: []string{"Service"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func TestSubmissionSymlinksAreNotFollowed(t *testing.T) {
 	if len(sub.Objects) != 1 || sub.Objects[0].Name != "web" {
 		t.Errorf("objects %+v, want only web", sub.Objects)
 	}
-	if _, err := ReadSubmission(filepath.Join(dir, "missing"), &Contract{Kinds: []string{"Service"}}); err == nil {
+	if _, err := ReadSubmission(filepath.Join(dir, "missing"), &v1alpha1.Contract{Kinds: []string{"Service"}}); err == nil {
 		t.Errorf("a missing submission directory is not an error")
 	}
 }
@@ -213,7 +215,7 @@ func TestSubmissionSymlinksAreNotFollowed(t *testing.T) {
 // every allowed kind that multiplies pods.
 func TestSubmissionReplicaLimitReadsNumbersAsTheAPIServerWill(t *testing.T) {
 	kinds := []string{"Deployment", "ReplicaSet", "StatefulSet", "ReplicationController", "Job", "CronJob", "HorizontalPodAutoscaler"}
-	contract := &Contract{Kinds: kinds}
+	contract := &v1alpha1.Contract{Kinds: kinds}
 	apiVersion := map[string]string{"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "ReplicationController": "v1",
 		"Job": "batch/v1", "CronJob": "batch/v1", "HorizontalPodAutoscaler": "autoscaling/v2"}
 	for _, tc := range []struct {

@@ -13,6 +13,7 @@ import (
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
+	"kubelab.dev/kubelab/load"
 )
 
 // embeddedOnly are labs that need simulated nodes (hundreds of them):
@@ -29,7 +30,7 @@ func TestLabsLoad(t *testing.T) {
 		t.Fatalf("found %d labs, want at least 5", len(files))
 	}
 	for _, f := range files {
-		if _, err := engine.Load(f); err != nil {
+		if _, err := load.ReadLab(f); err != nil {
 			t.Errorf("%v", err)
 		}
 	}

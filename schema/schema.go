@@ -1,6 +1,12 @@
 // Package schema embeds the JSON Schemas of kubelab's file formats,
-// generated from the Go types (engine's tests keep them current), so the
-// binary can print them: `kubelab schema lab|exercise`.
+// generated from the Go types of package api/v1alpha1 (the tests of
+// packages load and grade keep them current), so the binary can print
+// them: `kubelab schema lab|exercise`.
+//
+// The files stay here rather than in api/v1alpha1: their path is
+// published (every lab and exercise names it in its yaml-language-server
+// line, and editors follow it), and go:embed reads only files below the
+// package.
 package schema
 
 import (

@@ -20,6 +20,7 @@ import (
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/testbin"
+	"kubelab.dev/kubelab/load"
 )
 
 // Runner returns an engine.Runner for tests: embedded backend with state
@@ -66,7 +67,7 @@ func RunOn(t testing.TB, path, backend string) *engine.Result {
 	if testing.Short() {
 		t.Skip("runs a lab on a real cluster; skipped with -short")
 	}
-	lab, err := engine.Load(path)
+	lab, err := load.ReadLab(path)
 	if err != nil {
 		t.Fatalf("load %s:\n%v", path, err)
 	}

@@ -12,9 +12,9 @@ import (
 )
 
 func init() {
-	Register("wait", "{expr: 'raft.leader != \"\"', timeout: 20s}", func(w *WaitOp) Operation { return w })
-	Register("assert", "{expr: 'len(raft.members) == 3', within: 5s}", func(a *AssertOp) Operation { return a })
-	Register("error", "{expr: 'raft.leader == \"\"', for: 2s}", func(e *ErrorOp) Operation { return e })
+	Register("wait", "{expr: 'raft.leader != \"\"', timeout: 20s}", func(w *WaitOp) Op { return w })
+	Register("assert", "{expr: 'len(raft.members) == 3', within: 5s}", func(a *AssertOp) Op { return a })
+	Register("error", "{expr: 'raft.leader == \"\"', for: 2s}", func(e *ErrorOp) Op { return e })
 }
 
 // WaitOp waits until an expression holds; the operation's timeout bounds

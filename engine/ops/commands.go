@@ -19,8 +19,8 @@ import (
 )
 
 func init() {
-	Register("kubectl", "{args: [get, nodes], expectOutput: worker-1}", func(k *KubectlOp) Operation { return k })
-	Register("script", "{command: 'test -n \"$KUBECONFIG\"'}", func(s *ScriptOp) Operation { return s })
+	Register("kubectl", "{args: [get, nodes], expectOutput: worker-1}", func(k *KubectlOp) Op { return k })
+	Register("script", "{command: 'test -n \"$KUBECONFIG\"'}", func(s *ScriptOp) Op { return s })
 }
 
 // KubectlOp runs kubectl.

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register("delete", "{kind: Pod, selector: app=web, wait: true}", func(d *DeleteOp) Operation { return d })
+	Register("delete", "{kind: Pod, selector: app=web, wait: true}", func(d *DeleteOp) Op { return d })
 }
 
 // DeleteOp deletes objects: kind and name, kind and selector, or the objects

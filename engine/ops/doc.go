@@ -1,9 +1,11 @@
-// Package ops holds the operation kinds of a lab file: apply, kill, wait
-// and the rest, one file per kind or small family. Each kind implements
-// Operation (run it, describe it, its default timeout, its load-time
-// checks) and registers itself once, by its key in the lab file.
+// Package ops holds the operations of a lab file: Operation, the union a
+// lab's steps list (exactly one of apply, kill, wait... set), and the kinds
+// themselves, one file per kind or small family. Each kind's body (a
+// TargetOp, a WaitOp...) implements Op (run it, describe it, its default
+// timeout, its load-time checks) and registers itself once, by its key in
+// the lab file.
 //
 // The package does not decode YAML, hold a lab's state or know about
-// steps: the engine decodes, hands each operation a Checker at load time
-// and an Env at run time, and records what happened.
+// steps: package load decodes and hands each operation a Checker, the
+// engine hands it an Env at run time and records what happened.
 package ops

@@ -13,8 +13,8 @@ import (
 )
 
 func init() {
-	Register("snapshot", "{name: before}", func(s *SnapshotOp) Operation { return s })
-	Register("restore", "{snapshot: backup}", func(r *RestoreOp) Operation { return r })
+	Register("snapshot", "{name: before}", func(s *SnapshotOp) Op { return s })
+	Register("restore", "{snapshot: backup}", func(r *RestoreOp) Op { return r })
 }
 
 // snapshotType is the type of a snapshot's binding.

@@ -17,7 +17,7 @@ func init() {
 		{"kill", cluster.Kill}, {"stop", cluster.Stop}, {"start", cluster.Start}, {"restart", cluster.Restart},
 		{"pause", cluster.Pause}, {"resume", cluster.Resume}, {"partition", cluster.Partition}, {"heal", cluster.Heal},
 	} {
-		Register(f.kind, "{target: etcd-leader}", func(t *TargetOp) Operation {
+		Register(f.kind, "{target: etcd-leader}", func(t *TargetOp) Op {
 			validate := t.Validate
 			if f.action == cluster.Partition || f.action == cluster.Heal {
 				validate = t.validateWhole
@@ -25,10 +25,10 @@ func init() {
 			return fault{&t.Target, f.kind, f.action, validate}
 		})
 	}
-	Register("nodeDown", "{node: worker-1}", func(n *NodeOp) Operation {
+	Register("nodeDown", "{node: worker-1}", func(n *NodeOp) Op {
 		return fault{&n.Node, "node down", cluster.Kill, n.Validate}
 	})
-	Register("nodeUp", "{node: worker-1}", func(n *NodeOp) Operation {
+	Register("nodeUp", "{node: worker-1}", func(n *NodeOp) Op {
 		return fault{&n.Node, "node up", cluster.Start, n.Validate}
 	})
 }

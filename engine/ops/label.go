@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	Register("label", "{name: worker-1, labels: {zone: a, old: null}}", func(l *LabelOp) Operation { return l })
+	Register("label", "{name: worker-1, labels: {zone: a, old: null}}", func(l *LabelOp) Op { return l })
 }
 
 // LabelOp sets or removes labels of an object.

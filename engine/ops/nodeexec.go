@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	Register("nodeExec", "{node: worker-1, command: [curl, -s, http://10.96.0.1:443]}", func(n *NodeExecOp) Operation { return n })
+	Register("nodeExec", "{node: worker-1, command: [curl, -s, http://10.96.0.1:443]}", func(n *NodeExecOp) Op { return n })
 }
 
 // NodeExecOp runs a command inside a real node (its network namespace,

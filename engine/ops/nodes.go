@@ -16,11 +16,11 @@ import (
 )
 
 func init() {
-	Register("cordon", "{node: worker-1}", func(n *NodeOp) Operation { return cordon{n, true} })
-	Register("uncordon", "{node: worker-1}", func(n *NodeOp) Operation { return cordon{n, false} })
-	Register("drain", "{node: worker-1, gracePeriod: 5s}", func(d *DrainOp) Operation { return d })
-	Register("taint", "{node: worker-1, key: dedicated, value: db, effect: NoSchedule}", func(t *TaintOp) Operation { return t })
-	Register("untaint", "{node: worker-1, key: dedicated}", func(t *UntaintOp) Operation { return t })
+	Register("cordon", "{node: worker-1}", func(n *NodeOp) Op { return cordon{n, true} })
+	Register("uncordon", "{node: worker-1}", func(n *NodeOp) Op { return cordon{n, false} })
+	Register("drain", "{node: worker-1, gracePeriod: 5s}", func(d *DrainOp) Op { return d })
+	Register("taint", "{node: worker-1, key: dedicated, value: db, effect: NoSchedule}", func(t *TaintOp) Op { return t })
+	Register("untaint", "{node: worker-1, key: dedicated}", func(t *UntaintOp) Op { return t })
 }
 
 // NodeOp names a worker node of the topology.

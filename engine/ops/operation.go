@@ -13,9 +13,9 @@ import (
 	"kubelab.dev/kubelab/cluster"
 )
 
-// Operation is one operation kind bound to its body in a lab file, e.g.
+// Op is one operation kind bound to its body in a lab file, e.g.
 // kill with its TargetOp.
-type Operation interface {
+type Op interface {
 	// Exec runs the operation; ctx carries its deadline. The output is
 	// shown in reports (objects applied, a command's output...).
 	Exec(ctx context.Context, env Env) (output string, err error)
@@ -30,21 +30,21 @@ type Operation interface {
 	Validate(c Checker)
 }
 
-// Timed is an Operation that takes time by design (sleep.duration,
+// Timed is an Op that takes time by design (sleep.duration,
 // assert.within, error.for): that duration is added to its default
 // timeout, and an explicit timeout must leave room for it.
 type Timed interface {
 	OwnDuration() time.Duration
 }
 
-// Expression is an Operation built on an expression (wait, assert, error,
+// Expression is an Op built on an expression (wait, assert, error,
 // record): Compiled is its type-checked form, nil before Validate or when it
 // did not compile.
 type Expression interface {
 	Compiled() *assertions.Compiled
 }
 
-// Binder is an Operation that binds a name for later expressions (record,
+// Binder is an Op that binds a name for later expressions (record,
 // kubectl and script with bind): the loader learns every name before it
 // checks the expressions, to tell "used before it is recorded" from
 // "unknown".

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register("patch", "{kind: Deployment, name: web, patch: '{spec: {replicas: 2}}'}", func(p *PatchOp) Operation { return p })
+	Register("patch", "{kind: Deployment, name: web, patch: '{spec: {replicas: 2}}'}", func(p *PatchOp) Op { return p })
 }
 
 // PatchOp patches one object.

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	Register("probe", "{name: api, every: 200ms, kubectl: [get, --raw, /readyz]}", func(p *ProbeOp) Operation { return p })
+	Register("probe", "{name: api, every: 200ms, kubectl: [get, --raw, /readyz]}", func(p *ProbeOp) Op { return p })
 }
 
 // ProbesBinding is the binding background probes are read through:

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	Register("record", "{name: before, expr: raft}", func(r *RecordOp) Operation { return r })
+	Register("record", "{name: before, expr: raft}", func(r *RecordOp) Op { return r })
 }
 
 // RecordOp binds the value of an expression to a name.

@@ -18,12 +18,12 @@ type Kind struct {
 	// members and a worker-1, e.g. "{target: etcd-leader}".
 	Example string
 
-	bind func(spec any) Operation
+	bind func(spec any) Op
 }
 
 // Bind makes the operation of this kind with the given body (a value of
 // Type; nil makes one with an empty body).
-func (k Kind) Bind(spec any) Operation {
+func (k Kind) Bind(spec any) Op {
 	if spec == nil || reflect.ValueOf(spec).IsNil() {
 		spec = reflect.New(k.Type.Elem()).Interface()
 	}
@@ -36,12 +36,12 @@ var registry = map[string]Kind{}
 
 // Register adds a kind whose body is a *T. Each kind's file calls it from
 // init (and only there); a duplicate name is a programming error.
-func Register[T any](name, example string, bind func(*T) Operation) {
+func Register[T any](name, example string, bind func(*T) Op) {
 	if _, dup := registry[name]; dup {
 		panic(fmt.Sprintf("ops: kind %q registered twice", name))
 	}
 	registry[name] = Kind{Name: name, Type: reflect.TypeFor[*T](), Example: example,
-		bind: func(spec any) Operation { return bind(spec.(*T)) }}
+		bind: func(spec any) Op { return bind(spec.(*T)) }}
 }
 
 // Lookup finds a kind by name.

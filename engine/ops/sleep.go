@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	Register("sleep", "{duration: 1s}", func(s *SleepOp) Operation { return s })
+	Register("sleep", "{duration: 1s}", func(s *SleepOp) Op { return s })
 }
 
 // SleepOp waits for a fixed duration.

@@ -21,6 +21,7 @@ import (
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
 	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/load"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -94,7 +95,7 @@ reports list the labs in the order given.`,
 // runLabs runs labs, --parallel at a time, prints and writes the
 // reports; its error carries the exit code (a failed lab 1, a lab that
 // could not run 3, interrupted 130).
-func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r *engine.Runner) error {
+func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*load.Lab, r *engine.Runner) error {
 	var (
 		results []*engine.Result
 		err     error
@@ -130,7 +131,7 @@ func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r
 }
 
 // runInTurn runs labs one after the other, printing progress as it comes.
-func runInTurn(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r *engine.Runner) ([]*engine.Result, error) {
+func runInTurn(ctx context.Context, g *globals, f *runFlags, labs []*load.Lab, r *engine.Runner) ([]*engine.Result, error) {
 	var results []*engine.Result
 	for _, l := range labs {
 		res, err := runOneLab(ctx, g, f, l, r, g.streams.Out, len(labs) == 1)
@@ -150,7 +151,7 @@ func runInTurn(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab,
 // it ends, so the console reads lab by lab; results keep the labs' order.
 // A lab that cannot run does not stop the others; the first such error is
 // returned once all have ended.
-func runSideBySide(ctx context.Context, g *globals, f *runFlags, labs []*engine.Lab, r *engine.Runner) ([]*engine.Result, error) {
+func runSideBySide(ctx context.Context, g *globals, f *runFlags, labs []*load.Lab, r *engine.Runner) ([]*engine.Result, error) {
 	fmt.Fprintf(g.streams.Err, "running %d labs, %d at a time\n", len(labs), f.parallel)
 	results := make([]*engine.Result, len(labs))
 	errs := make([]error, len(labs))
@@ -189,7 +190,7 @@ func runSideBySide(ctx context.Context, g *globals, f *runFlags, labs []*engine.
 // runOneLab runs one lab and writes its skip notice or timeline to out. A
 // lab the backend cannot run is skipped, unless it is the only one (then
 // the error is invalid input: nothing booted).
-func runOneLab(ctx context.Context, g *globals, f *runFlags, l *engine.Lab, r *engine.Runner, out io.Writer, only bool) (*engine.Result, error) {
+func runOneLab(ctx context.Context, g *globals, f *runFlags, l *load.Lab, r *engine.Runner, out io.Writer, only bool) (*engine.Result, error) {
 	res, err := r.Run(ctx, l)
 	if errors.Is(err, cluster.ErrMissingCapability) {
 		if only {
@@ -295,7 +296,7 @@ func newReportCommand(g *globals) *cobra.Command {
 
 // loadLabs loads every file (directories: every *.yaml inside) and reports
 // the problems of all of them at once.
-func loadLabs(args []string) ([]*engine.Lab, error) {
+func loadLabs(args []string) ([]*load.Lab, error) {
 	paths, err := expand(args)
 	if err != nil {
 		return nil, err
@@ -303,10 +304,10 @@ func loadLabs(args []string) ([]*engine.Lab, error) {
 	if len(paths) == 0 {
 		return nil, invalidf("no labs (*.yaml) in %s", strings.Join(args, ", "))
 	}
-	var labs []*engine.Lab
+	var labs []*load.Lab
 	var errs []error
 	for _, p := range paths {
-		l, err := engine.Load(p)
+		l, err := load.ReadLab(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue

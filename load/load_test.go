@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
 
@@ -21,12 +22,12 @@ func TestLoadValid(t *testing.T) {
 	}
 	used := map[string]bool{}
 	for _, f := range files {
-		lab, err := Load(f)
+		lab, err := ReadLab(f)
 		if err != nil {
-			t.Errorf("Load(%s):\n%v", f, err)
+			t.Errorf("ReadLab(%s):\n%v", f, err)
 			continue
 		}
-		for path, op := range labOperations(lab) {
+		for path, op := range lab.Operations() {
 			used[op.Kind()] = true
 			if op.Pos().Line == 0 {
 				t.Errorf("%s: %s has no position", f, path)
@@ -36,7 +37,7 @@ func TestLoadValid(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range OperationKinds() {
+	for _, k := range ops.OperationKinds() {
 		if !used[k] {
 			t.Errorf("no valid fixture uses operation %q", k)
 		}
@@ -57,10 +58,10 @@ func TestLoadInvalid(t *testing.T) {
 			if len(wants) == 0 {
 				t.Fatalf("%s has no # want: lines", f)
 			}
-			lab, err := Load(f)
+			lab, err := ReadLab(f)
 			var ps *Problems
 			if !errors.As(err, &ps) {
-				t.Fatalf("Load = %v, %v; want *Problems", lab, err)
+				t.Fatalf("ReadLab = %v, %v; want *Problems", lab, err)
 			}
 			if lab != nil {
 				t.Errorf("Load returned a lab along with problems")
@@ -72,9 +73,9 @@ func TestLoadInvalid(t *testing.T) {
 
 func mustLoad(t *testing.T, src string) *Lab {
 	t.Helper()
-	lab, err := LoadBytes("testdata/inline.yaml", []byte(src))
+	lab, err := ParseLab("testdata/inline.yaml", []byte(src))
 	if err != nil {
-		t.Fatalf("LoadBytes:\n%v", err)
+		t.Fatalf("ParseLab:\n%v", err)
 	}
 	return lab
 }
@@ -103,20 +104,20 @@ func TestDefaults(t *testing.T) {
 	if c := lab.Spec.Cluster; c.Name != "kubelab" || c.Etcd != 1 || len(c.Nodes) != 1 {
 		t.Errorf("cluster defaults not applied: %+v", c)
 	}
-	ops := lab.Spec.Steps[0].Try
-	if ops[0].Patch.Type != "strategic" {
-		t.Errorf("patch.type = %q, want strategic", ops[0].Patch.Type)
+	try := lab.Spec.Steps[0].Try
+	if try[0].Patch.Type != "strategic" {
+		t.Errorf("patch.type = %q, want strategic", try[0].Patch.Type)
 	}
-	if ops[1].Label.Kind != "Node" {
-		t.Errorf("label.kind = %q, want Node", ops[1].Label.Kind)
+	if try[1].Label.Kind != "Node" {
+		t.Errorf("label.kind = %q, want Node", try[1].Label.Kind)
 	}
-	if v, ok := ops[1].Label.Labels["gone"]; !ok || v != nil {
+	if v, ok := try[1].Label.Labels["gone"]; !ok || v != nil {
 		t.Errorf("label gone = %v, %v; want a nil value (remove)", v, ok)
 	}
 	wantTimeouts := []time.Duration{30 * time.Second, 30 * time.Second, 35 * time.Second, 2 * time.Minute, 2 * time.Minute, 5 * time.Second}
 	for i, w := range wantTimeouts {
-		if got := ops[i].Timeout.Duration; got != w {
-			t.Errorf("%s timeout = %v, want %v", ops[i].Kind(), got, w)
+		if got := try[i].Timeout.Duration; got != w {
+			t.Errorf("%s timeout = %v, want %v", try[i].Kind(), got, w)
 		}
 	}
 }
@@ -127,7 +128,7 @@ func TestDefaultTimeout(t *testing.T) {
 		"wait": time.Minute, "assert": time.Minute, "nodeUp": time.Minute, "script": time.Minute,
 		"drain": 2 * time.Minute,
 	} {
-		if got := DefaultTimeout(kind); got != want {
+		if got := ops.DefaultTimeout(kind); got != want {
 			t.Errorf("DefaultTimeout(%q) = %v, want %v", kind, got, want)
 		}
 	}
@@ -145,14 +146,14 @@ func TestCompiledAndBindings(t *testing.T) {
   finally:
   - error: {expr: "before.leader == raft.leader"}
 `)
-	ops := lab.Spec.Steps[0].Try
-	if c := ops[0].Compiled(); c == nil || c.Type != reflect.TypeFor[assertions.Raft]() {
+	try := lab.Spec.Steps[0].Try
+	if c := try[0].Compiled(); c == nil || c.Type != reflect.TypeFor[assertions.Raft]() {
 		t.Errorf("record compiled = %+v, want type Raft", c)
 	}
-	if ops[1].Compiled() != nil {
+	if try[1].Compiled() != nil {
 		t.Errorf("kill has a compiled expression")
 	}
-	if c := ops[2].Compiled(); c == nil || c.Source != "raft.term > before.term" {
+	if c := try[2].Compiled(); c == nil || c.Source != "raft.term > before.term" {
 		t.Errorf("wait compiled = %+v", c)
 	}
 	if lab.Spec.Finally[0].Compiled() == nil {
@@ -161,10 +162,10 @@ func TestCompiledAndBindings(t *testing.T) {
 	if got := lab.Bindings(); len(got) != 1 || got["before"] != reflect.TypeFor[assertions.Raft]() {
 		t.Errorf("Bindings() = %v", got)
 	}
-	if p := ops[2].Pos(); p != (Pos{Line: 11, Column: 7}) {
+	if p := try[2].Pos(); p != (ops.Pos{Line: 11, Column: 7}) {
 		t.Errorf("wait Pos() = %v, want 11:7", p)
 	}
-	if p := lab.Spec.Steps[0].Pos(); p != (Pos{Line: 7, Column: 5}) {
+	if p := lab.StepPos(0); p != (ops.Pos{Line: 7, Column: 5}) {
 		t.Errorf("step Pos() = %v, want 7:5", p)
 	}
 	if lab.File() != "testdata/inline.yaml" {
@@ -188,28 +189,28 @@ func TestObjects(t *testing.T) {
           kind: ConfigMap
           metadata: {name: b}
 `)
-	ops := lab.Spec.Steps[0].Try
+	try := lab.Spec.Steps[0].Try
 	var kinds []string
-	for _, o := range ops[0].Apply.Objects() {
+	for _, o := range try[0].Apply.Objects() {
 		kinds = append(kinds, o.Content["kind"].(string))
 	}
-	if !slices.Equal(kinds, []string{"Deployment", "Service"}) || ops[0].Apply.Objects()[1].File != filepath.Join("testdata", "manifests", "web.yaml") {
-		t.Errorf("file objects = %v", ops[0].Apply.Objects())
+	if !slices.Equal(kinds, []string{"Deployment", "Service"}) || try[0].Apply.Objects()[1].File != filepath.Join("testdata", "manifests", "web.yaml") {
+		t.Errorf("file objects = %v", try[0].Apply.Objects())
 	}
-	objs := ops[1].Create.Objects()
-	if len(objs) != 2 || objs[1].Pos != (Pos{Line: 15, Column: 11}) || objs[1].File != "testdata/inline.yaml" {
+	objs := try[1].Create.Objects()
+	if len(objs) != 2 || objs[1].Pos != (ops.Pos{Line: 15, Column: 11}) || objs[1].File != "testdata/inline.yaml" {
 		t.Errorf("inline objects = %+v, want the second at testdata/inline.yaml:15:11", objs)
 	}
-	if spec, ok := ops[1].Spec().(*ManifestOp); !ok || spec != ops[1].Create {
-		t.Errorf("Spec() = %T, want the *ManifestOp of create", ops[1].Spec())
+	if spec, ok := try[1].Spec().(*ops.ManifestOp); !ok || spec != try[1].Create {
+		t.Errorf("Spec() = %T, want the *ops.ManifestOp of create", try[1].Spec())
 	}
 }
 
 func TestProblemsError(t *testing.T) {
 	ps := &Problems{}
-	ps.add("b.yaml", Pos{Line: 1, Column: 1}, "", "third")
-	ps.add("a.yaml", Pos{Line: 9, Column: 2}, "spec", "second")
-	ps.add("a.yaml", Pos{Line: 3, Column: 7}, "metadata.name", "first")
+	ps.add("b.yaml", ops.Pos{Line: 1, Column: 1}, "", "third")
+	ps.add("a.yaml", ops.Pos{Line: 9, Column: 2}, "spec", "second")
+	ps.add("a.yaml", ops.Pos{Line: 3, Column: 7}, "metadata.name", "first")
 	err := ps.orNil()
 	want := "a.yaml:3:7: metadata.name: first\na.yaml:9:2: spec: second\nb.yaml:1:1: third"
 	if err == nil || err.Error() != want {
@@ -221,7 +222,7 @@ func TestProblemsError(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load("testdata/does-not-exist.yaml")
+	_, err := ReadLab("testdata/does-not-exist.yaml")
 	var ps *Problems
 	if err == nil || errors.As(err, &ps) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Load of a missing file = %v, want a wrapped os.ErrNotExist", err)
@@ -230,7 +231,7 @@ func TestLoadMissingFile(t *testing.T) {
 
 func TestSuggest(t *testing.T) {
 	for name, want := range map[string]string{"stpes": "steps", "kil": "kill", "nodedown": "nodeDown", "zzzzzz": ""} {
-		got := suggest(name, append(OperationKinds(), "steps"))
+		got := suggest(name, append(ops.OperationKinds(), "steps"))
 		if want == "" && got != "" || want != "" && !strings.Contains(got, `"`+want+`"`) {
 			t.Errorf("suggest(%q) = %q, want %q", name, got, want)
 		}

@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // MaxManifestSize bounds a manifest file, in bytes: a lab's, or one of a
@@ -24,15 +25,15 @@ const MaxManifestSize = 8 << 20
 // names the file in the objects and in the problems, which are positioned
 // in data and in the order found; a file of comments only is the problem
 // "no objects: ...".
-func ParseManifest(file string, data []byte) ([]Object, []Problem) {
+func ParseManifest(file string, data []byte) ([]ops.Object, []Problem) {
 	probs := &Problems{}
 	c := newChecker(newDecoder(file, probs), filepath.Dir(file), data)
-	objs := c.parseObjects(data, "", file, func(line, col int) Pos { return Pos{Line: line, Column: col} })
+	objs := c.parseObjects(data, "", file, func(line, col int) ops.Pos { return ops.Pos{Line: line, Column: col} })
 	return objs, probs.List
 }
 
 // objects parses the objects given by exactly one of file and manifest.
-func (c *checker) objects(file, manifest, path string) []Object {
+func (c *checker) objects(file, manifest, path string) []ops.Object {
 	switch {
 	case file != "" && manifest != "":
 		c.errorAt(path, "set file or manifest, not both")
@@ -48,7 +49,7 @@ func (c *checker) objects(file, manifest, path string) []Object {
 
 // manifestFile parses a manifest file named relative to the lab file;
 // problems inside it are reported with its own name and positions.
-func (c *checker) manifestFile(name, path string) []Object {
+func (c *checker) manifestFile(name, path string) []ops.Object {
 	if filepath.IsAbs(name) {
 		c.errorAt(path, "file %q: want a path relative to the lab file", name)
 		return nil
@@ -70,7 +71,7 @@ func (c *checker) manifestFile(name, path string) []Object {
 			c.errorAt(path, "file %q: %v", name, err)
 			return nil
 		}
-		return c.parseObjects(data, path, full, func(line, col int) Pos { return Pos{Line: line, Column: col} })
+		return c.parseObjects(data, path, full, func(line, col int) ops.Pos { return ops.Pos{Line: line, Column: col} })
 	}
 	return nil
 }
@@ -78,12 +79,12 @@ func (c *checker) manifestFile(name, path string) []Object {
 // inlineManifest parses a manifest written in the lab file. When it is a
 // literal block (manifest: |), positions inside it map to lines of the lab
 // file; otherwise problems are reported at the manifest's start.
-func (c *checker) inlineManifest(src, path string) []Object {
+func (c *checker) inlineManifest(src, path string) []ops.Object {
 	start := c.at(path)
-	at := func(int, int) Pos { return start }
+	at := func(int, int) ops.Pos { return start }
 	if n := c.nodes[path]; n != nil && n.Style&yaml.LiteralStyle != 0 {
 		indent := c.blockIndent(n.Line)
-		at = func(line, col int) Pos { return Pos{Line: n.Line + line, Column: indent + col} }
+		at = func(line, col int) ops.Pos { return ops.Pos{Line: n.Line + line, Column: indent + col} }
 	}
 	return c.parseObjects([]byte(src), path, c.file, at)
 }
@@ -101,10 +102,10 @@ func (c *checker) blockIndent(header int) int {
 
 // parseObjects parses a multi-document manifest; at maps a line and
 // column of data to a position in file.
-func (c *checker) parseObjects(data []byte, path, file string, at func(line, col int) Pos) []Object {
+func (c *checker) parseObjects(data []byte, path, file string, at func(line, col int) ops.Pos) []ops.Object {
 	before := len(c.probs.List)
-	report := func(pos Pos, format string, args ...any) { c.probs.add(file, pos, path, format, args...) }
-	var objs []Object
+	report := func(pos ops.Pos, format string, args ...any) { c.probs.add(file, pos, path, format, args...) }
+	var objs []ops.Object
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for i := 1; ; i++ {
 		var doc yaml.Node
@@ -135,10 +136,10 @@ func (c *checker) parseObjects(data []byte, path, file string, at func(line, col
 
 // object checks that a document is a Kubernetes object with apiVersion,
 // kind and metadata.name, and decodes it.
-func (c *checker) object(root *yaml.Node, doc int, report func(n *yaml.Node, format string, args ...any)) (Object, bool) {
+func (c *checker) object(root *yaml.Node, doc int, report func(n *yaml.Node, format string, args ...any)) (ops.Object, bool) {
 	if root.Kind != yaml.MappingNode {
 		report(root, "want a Kubernetes object (a mapping), found %s", describeNode(root))
-		return Object{}, false
+		return ops.Object{}, false
 	}
 	ok := nonEmpty(root, "apiVersion", "apiVersion", report)
 	ok = nonEmpty(root, "kind", "kind", report) && ok
@@ -155,9 +156,9 @@ func (c *checker) object(root *yaml.Node, doc int, report func(n *yaml.Node, for
 	var content map[string]any
 	if err := root.Decode(&content); err != nil {
 		report(root, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
-		return Object{}, false
+		return ops.Object{}, false
 	}
-	return Object{Content: content}, ok
+	return ops.Object{Content: content}, ok
 }
 
 // nonEmpty checks that mapping m has key with a non-empty string value;

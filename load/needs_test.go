@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func TestLabNeeds(t *testing.T) {
 		"../labs/02-etcd-leader-failover.yaml": {cluster.CapComponentFaults, cluster.CapEtcdRaft},
 		"../labs/05-cordon-and-taints.yaml":    nil,
 	} {
-		lab, err := Load(file)
+		lab, err := ReadLab(file)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"reflect"
@@ -16,7 +16,7 @@ import (
 // the operation's body at base, e.g. spec.steps[0].try[1].kill.
 type opChecker struct {
 	c    *checker
-	op   *Operation
+	op   *ops.Operation
 	base string
 }
 

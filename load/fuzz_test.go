@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// FuzzLoad checks that LoadBytes never panics, and that it returns either a
+// FuzzLoad checks that ParseLab never panics, and that it returns either a
 // lab or a non-empty *Problems whose problems all have positions.
 func FuzzLoad(f *testing.F) {
 	seeds, err := filepath.Glob("testdata/*.yaml")
@@ -23,7 +23,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		lab, err := LoadBytes("testdata/fuzz.yaml", data)
+		lab, err := ParseLab("testdata/fuzz.yaml", data)
 		if err == nil {
 			if lab == nil {
 				t.Fatal("no lab and no error")
@@ -32,7 +32,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		var ps *Problems
 		if lab != nil || !errors.As(err, &ps) || len(ps.List) == 0 {
-			t.Fatalf("LoadBytes = %v, %v; want nil and a non-empty *Problems", lab, err)
+			t.Fatalf("ParseLab = %v, %v; want nil and a non-empty *Problems", lab, err)
 		}
 		for _, p := range ps.List {
 			if p.Line < 1 || p.Column < 1 || p.File == "" || p.Message == "" {

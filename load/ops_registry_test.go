@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 )
 
 // TestOperationKinds walks every registered operation kind: each is a field
-// of Operation with its body's type and a property of the schema, and its
+// of ops.Operation with its body's type and a property of the schema, and its
 // example validates, summarizes and has a default timeout. Adding a kind
 // without all of these fails here.
 func TestOperationKinds(t *testing.T) {
@@ -29,7 +29,7 @@ func TestOperationKinds(t *testing.T) {
 	}
 	props := root.Defs["Operation"].Properties
 	fields := map[string]reflect.Type{}
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[Operation]()) {
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[ops.Operation]()) {
 		if f.IsExported() && f.Type.Kind() == reflect.Pointer {
 			fields[yamlName(f)] = f.Type
 		}
@@ -59,13 +59,13 @@ func TestOperationKinds(t *testing.T) {
 			if op.Kind() != k.Name {
 				t.Errorf("example parsed as kind %q", op.Kind())
 			}
-			if s := op.op().Summary(); s == "" || !strings.Contains(op.Summary(), s) {
+			if s := op.Op().Summary(); s == "" || !strings.Contains(op.Summary(), s) {
 				t.Errorf("summary %q, Operation.Summary %q", s, op.Summary())
 			}
-			if d := op.op().DefaultTimeout(); d <= 0 {
+			if d := op.Op().DefaultTimeout(); d <= 0 {
 				t.Errorf("example's DefaultTimeout = %v, want > 0", d)
 			}
-			if want := op.op().DefaultTimeout() + op.ownDuration(); op.Timeout.Duration != want {
+			if want := op.Op().DefaultTimeout() + op.OwnDuration(); op.Timeout.Duration != want {
 				t.Errorf("loaded timeout %v, want the default %v", op.Timeout.Duration, want)
 			}
 		})

@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"cmp"
@@ -8,9 +8,6 @@ import (
 
 	"kubelab.dev/kubelab/engine/ops"
 )
-
-// Pos is a position in a lab file: 1-based line and column.
-type Pos = ops.Pos
 
 // Problem is one thing wrong with a lab file.
 type Problem struct {
@@ -55,7 +52,7 @@ func (ps *Problems) Error() string {
 }
 
 // add records a problem.
-func (ps *Problems) add(file string, pos Pos, path, format string, args ...any) {
+func (ps *Problems) add(file string, pos ops.Pos, path, format string, args ...any) {
 	ps.List = append(ps.List, Problem{File: file, Line: pos.Line, Column: pos.Column, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 

@@ -1,8 +1,9 @@
-package engine
+package load
 
 import (
 	"encoding"
 	"fmt"
+	"iter"
 	"reflect"
 	"strings"
 	"time"
@@ -10,11 +11,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 var (
 	durationType  = reflect.TypeFor[cluster.Duration]()
-	operationType = reflect.TypeFor[Operation]()
+	operationType = reflect.TypeFor[ops.Operation]()
 )
 
 // decoder fills Go values from a yaml.Node tree, strictly: it reports
@@ -41,7 +43,7 @@ func newDecoder(file string, probs *Problems) *decoder {
 	return &decoder{file: file, probs: probs, nodes: map[string]*yaml.Node{}, unknownKey: map[string]bool{}, budget: maxValues}
 }
 
-func nodePos(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
+func nodePos(n *yaml.Node) ops.Pos { return ops.Pos{Line: n.Line, Column: n.Column} }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
 	d.probs.add(d.file, nodePos(n), path, format, args...)
@@ -137,22 +139,16 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		names = append(names, f.name)
 	}
 	seen := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], deref(n.Content[i+1])
-		if !d.key(k, path) {
-			continue
-		}
+	for k, val := range d.pairs(n, path) {
 		f, ok := byName[k.Value]
 		if !ok {
 			d.unknown(k, v.Type(), path, names)
 			continue
 		}
 		sub := joinPath(path, f.name)
-		if first := seen[f.name]; first != nil {
-			d.errorf(k, sub, "duplicate field (first at line %d)", first.Line)
+		if d.duplicate(seen, k, sub, "field") {
 			continue
 		}
-		seen[f.name] = k
 		fv := v.FieldByIndex(f.index)
 		if !f.required || fv.Kind() == reflect.Pointer {
 			d.decode(val, fv, sub)
@@ -168,6 +164,30 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 			d.errorf(n, path, "missing required field %q", f.name)
 		}
 	}
+}
+
+// pairs yields the keys and values of mapping n, aliases followed, skipping
+// (and reporting) the keys d.key refuses.
+func (d *decoder) pairs(n *yaml.Node, path string) iter.Seq2[*yaml.Node, *yaml.Node] {
+	return func(yield func(*yaml.Node, *yaml.Node) bool) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], deref(n.Content[i+1])
+			if d.key(k, path) && !yield(k, val) {
+				return
+			}
+		}
+	}
+}
+
+// duplicate reports key k (at sub) when the mapping had it before, and
+// otherwise notes it in seen; what names a key in messages ("field").
+func (d *decoder) duplicate(seen map[string]*yaml.Node, k *yaml.Node, sub, what string) bool {
+	if first := seen[k.Value]; first != nil {
+		d.errorf(k, sub, "duplicate %s (first at line %d)", what, first.Line)
+		return true
+	}
+	seen[k.Value] = k
+	return false
 }
 
 // key checks a mapping key; merge keys and non-scalar keys are rejected.
@@ -186,7 +206,7 @@ func (d *decoder) key(k *yaml.Node, path string) bool {
 func (d *decoder) unknown(k *yaml.Node, t reflect.Type, path string, names []string) {
 	d.unknownKey[path] = true
 	if t == operationType {
-		kinds := OperationKinds()
+		kinds := ops.OperationKinds()
 		if hint := suggest(k.Value, kinds); hint != "" || suggest(k.Value, names) == "" {
 			d.errorf(k, path, "unknown operation %q%s", k.Value, hint)
 			return
@@ -199,7 +219,7 @@ func (d *decoder) unknown(k *yaml.Node, t reflect.Type, path string, names []str
 	d.errorf(k, path, "unknown field %q%s", k.Value, suggest(k.Value, names))
 }
 
-// isOpBody reports whether t is the body of an operation kind (TargetOp...).
+// isOpBody reports whether t is the body of an operation kind (ops.TargetOp...).
 func isOpBody(t reflect.Type) bool {
 	for _, f := range reflect.VisibleFields(operationType) {
 		if f.Type.Kind() == reflect.Pointer && f.Type.Elem() == t {
@@ -228,17 +248,11 @@ func (d *decoder) dict(n *yaml.Node, v reflect.Value, path string) {
 	}
 	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
 	seen := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], deref(n.Content[i+1])
-		if !d.key(k, path) {
-			continue
-		}
+	for k, val := range d.pairs(n, path) {
 		sub := joinPath(path, k.Value)
-		if first := seen[k.Value]; first != nil {
-			d.errorf(k, sub, "duplicate key (first at line %d)", first.Line)
+		if d.duplicate(seen, k, sub, "key") {
 			continue
 		}
-		seen[k.Value] = k
 		elem := reflect.New(v.Type().Elem()).Elem()
 		if elem.Kind() == reflect.Pointer && isNull(val) {
 			d.nodes[sub] = val // a nil value: e.g. a label to remove
@@ -389,4 +403,10 @@ func parentPath(path string) string {
 		return path[:i]
 	}
 	return ""
+}
+
+// yamlName is the key of a struct field in a lab file.
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
 }

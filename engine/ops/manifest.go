@@ -1,22 +1,15 @@
-package engine
-
-// apply and create are the two kinds defined here rather than in package
-// ops: a ManifestOp holds the objects its loader parsed (the unexported
-// objects field), and NewManifestOp builds one from objects parsed
-// elsewhere (a graded submission's), so the type stays in this package.
+package ops
 
 import (
 	"context"
 	"regexp"
 	"time"
-
-	"kubelab.dev/kubelab/engine/ops"
 )
 
 func init() {
 	const example = "manifest: |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n"
-	ops.Register("apply", example, func(m *ManifestOp) ops.Operation { return manifestOp{m, false} })
-	ops.Register("create", example, func(m *ManifestOp) ops.Operation { return manifestOp{m, true} })
+	Register("apply", example, func(m *ManifestOp) Op { return manifestOp{m, false} })
+	Register("create", example, func(m *ManifestOp) Op { return manifestOp{m, true} })
 }
 
 // ManifestOp applies or creates objects, given by exactly one of file and
@@ -43,7 +36,7 @@ type ManifestOp struct {
 func (m *ManifestOp) Objects() []Object { return m.objects }
 
 // NewManifestOp is the body of an apply or create of objects parsed
-// elsewhere (ParseManifest), e.g. a graded submission's, with namespace
+// elsewhere (load.ParseManifest), e.g. a graded submission's, with namespace
 // for the namespaced objects that set none.
 func NewManifestOp(namespace string, objs ...Object) *ManifestOp {
 	return &ManifestOp{Namespace: namespace, objects: objs}
@@ -64,20 +57,20 @@ func (o manifestOp) verb() string {
 }
 
 func (o manifestOp) Summary() string {
-	return o.verb() + " " + ops.ManifestSummary(o.m.File, o.m.Objects())
+	return o.verb() + " " + ManifestSummary(o.m.File, o.m.Objects())
 }
 
 func (o manifestOp) DefaultTimeout() time.Duration { return 30 * time.Second }
 
-func (o manifestOp) Validate(c ops.Checker) {
+func (o manifestOp) Validate(c Checker) {
 	o.m.objects = c.Objects(o.m.File, o.m.Manifest, "")
 	o.m.expectError = c.Regexp(o.m.ExpectError, "expectError")
 }
 
-func (o manifestOp) Exec(ctx context.Context, env ops.Env) (string, error) {
-	out, err := ops.ApplyObjects(ctx, env, o.m.Objects(), o.m.Namespace, o.create)
+func (o manifestOp) Exec(ctx context.Context, env Env) (string, error) {
+	out, err := ApplyObjects(ctx, env, o.m.Objects(), o.m.Namespace, o.create)
 	if o.m.expectError != nil {
-		return ops.ExpectRefusal(o.Summary(), out, err, o.m.expectError)
+		return ExpectRefusal(o.Summary(), out, err, o.m.expectError)
 	}
 	return out, err
 }

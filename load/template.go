@@ -1,15 +1,13 @@
-package engine
+package load
 
 import (
-	"context"
-	"fmt"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
 	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // Templates put bindings into operation arguments: "${before.leader}" in a
@@ -42,25 +40,14 @@ var templateRE = regexp.MustCompile(`\$\$\{|\$\{([^}]*)\}`)
 // and indexes.
 var bindingPathRE = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\])*)\s*$`)
 
-// template is one templated string: literal text and compiled binding
-// paths, in order.
-type template struct {
-	parts []templatePart
-}
-
-type templatePart struct {
-	text string               // literal text, when comp is nil
-	comp *assertions.Compiled // a binding path
-}
-
 // hasTemplate tells whether s has a template or an escape to render.
 func hasTemplate(s string) bool { return strings.Contains(s, "${") }
 
 // templates parses and type-checks the templated strings of an
 // operation's body (at p), keyed by their path relative to the body.
-func (c *checker) templates(body any, p string) map[string]*template {
-	out := map[string]*template{}
-	walkStrings(reflect.ValueOf(body), "", func(field string, s string) {
+func (c *checker) templates(body any, p string) map[string]*ops.Template {
+	out := map[string]*ops.Template{}
+	ops.WalkStrings(body, func(field string, s string) {
 		if !hasTemplate(s) {
 			return
 		}
@@ -85,20 +72,20 @@ func lastField(path string) string {
 	return name
 }
 
-func (c *checker) template(s, path string, shell bool) *template {
-	t := &template{}
+func (c *checker) template(s, path string, shell bool) *ops.Template {
+	t := &ops.Template{}
 	last, ok := 0, true
 	for _, m := range templateRE.FindAllStringSubmatchIndex(s, -1) {
-		t.parts = append(t.parts, templatePart{text: s[last:m[0]]})
+		t.Parts = append(t.Parts, ops.TemplatePart{Text: s[last:m[0]]})
 		last = m[1]
 		if s[m[0]:m[1]] == "$${" {
-			t.parts = append(t.parts, templatePart{text: "${"})
+			t.Parts = append(t.Parts, ops.TemplatePart{Text: "${"})
 			continue
 		}
 		inner := s[m[2]:m[3]]
 		pm := bindingPathRE.FindStringSubmatch(inner)
 		if shell && !c.bindingName(pm) {
-			t.parts = append(t.parts, templatePart{text: s[m[0]:m[1]]}) // the shell's
+			t.Parts = append(t.Parts, ops.TemplatePart{Text: s[m[0]:m[1]]}) // the shell's
 			continue
 		}
 		if pm == nil {
@@ -129,13 +116,13 @@ func (c *checker) template(s, path string, shell bool) *template {
 			ok = false
 			continue
 		}
-		t.parts = append(t.parts, templatePart{comp: comp})
+		t.Parts = append(t.Parts, ops.TemplatePart{Path: comp})
 	}
 	if unclosed := strings.Index(strings.ReplaceAll(s[last:], "$${", ""), "${"); unclosed >= 0 && !shell {
 		c.errorAt(path, "unterminated template %q: want ${NAME} (write $${ for a literal ${)", s[last:][unclosed:])
 		return nil
 	}
-	t.parts = append(t.parts, templatePart{text: s[last:]})
+	t.Parts = append(t.Parts, ops.TemplatePart{Text: s[last:]})
 	if !ok {
 		return nil
 	}
@@ -160,123 +147,4 @@ func boundNames(b map[string]reflect.Type) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// render evaluates the template's binding paths.
-func (t *template) render(ctx context.Context, view assertions.View, bindings map[string]any) (string, error) {
-	var b strings.Builder
-	for _, p := range t.parts {
-		if p.comp == nil {
-			b.WriteString(p.text)
-			continue
-		}
-		v, err := assertions.Eval(ctx, p.comp, view, bindings)
-		if err != nil {
-			return "", err
-		}
-		if s, ok := v.(string); ok {
-			b.WriteString(s)
-		} else {
-			b.WriteString(assertions.Format(v))
-		}
-	}
-	return b.String(), nil
-}
-
-// rendered returns a copy of body (a pointer to an operation's body) with
-// its templates rendered; body itself is shared by every run of the lab
-// and stays as written.
-func rendered(ctx context.Context, body any, ts map[string]*template, view assertions.View, bindings map[string]any) (any, error) {
-	cp := deepCopy(reflect.ValueOf(body))
-	var errs []error
-	setStrings(cp, "", func(field, s string) string {
-		t := ts[field]
-		if t == nil {
-			return s
-		}
-		out, err := t.render(ctx, view, bindings)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("render %s %q: %w", field, s, err))
-			return s
-		}
-		return out
-	})
-	if len(errs) > 0 {
-		return nil, errs[0]
-	}
-	return cp.Interface(), nil
-}
-
-// walkStrings calls fn with every string of v (a struct or a pointer to
-// one) that a lab file sets: string fields and items of string lists, at
-// their path (target, args[1], retry.x), through nested structs.
-func walkStrings(v reflect.Value, path string, fn func(path, s string)) {
-	setStrings(v, path, func(p, s string) string { fn(p, s); return s })
-}
-
-func setStrings(v reflect.Value, path string, fn func(path, s string) string) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			setStrings(v.Elem(), path, fn)
-		}
-	case reflect.Struct:
-		for _, f := range reflect.VisibleFields(v.Type()) {
-			if !f.IsExported() || f.Anonymous {
-				continue
-			}
-			name := yamlName(f)
-			if name == "" || name == "-" {
-				continue
-			}
-			setStrings(v.FieldByIndex(f.Index), joinPath(path, name), fn)
-		}
-	case reflect.Slice:
-		if v.Type().Elem().Kind() != reflect.String {
-			return
-		}
-		for i := range v.Len() {
-			setStrings(v.Index(i), fmt.Sprintf("%s[%d]", path, i), fn)
-		}
-	case reflect.String:
-		if out := fn(path, v.String()); out != v.String() && v.CanSet() {
-			v.SetString(out)
-		}
-	}
-}
-
-// deepCopy copies a pointer to a struct, with its nested struct pointers
-// and string lists, so that setting the copy's strings leaves v alone;
-// other fields (compiled state) are shared.
-func deepCopy(v reflect.Value) reflect.Value {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return v
-		}
-		cp := reflect.New(v.Type().Elem())
-		cp.Elem().Set(v.Elem())
-		if cp.Elem().Kind() == reflect.Struct {
-			copyFields(cp.Elem())
-		}
-		return cp
-	}
-	return v
-}
-
-func copyFields(s reflect.Value) {
-	for _, f := range reflect.VisibleFields(s.Type()) {
-		if !f.IsExported() || f.Anonymous {
-			continue
-		}
-		fv := s.FieldByIndex(f.Index)
-		switch {
-		case fv.Kind() == reflect.Pointer && fv.Type().Elem().Kind() == reflect.Struct:
-			fv.Set(deepCopy(fv))
-		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.String && !fv.IsNil():
-			fv.Set(reflect.ValueOf(slices.Clone(fv.Interface().([]string))).Convert(fv.Type()))
-		case fv.Kind() == reflect.Struct:
-			copyFields(fv)
-		}
-	}
 }

@@ -1,9 +1,8 @@
-package engine
+package load
 
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"reflect"
 	"regexp"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"gopkg.in/yaml.v3"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
@@ -45,9 +45,9 @@ type checker struct {
 	etcd       int
 
 	reserved    map[string]bool         // names a binding cannot take
-	recorded    map[string]Pos          // every valid record name, first occurrence
+	recorded    map[string]ops.Pos      // every valid record name, first occurrence
 	bindings    map[string]reflect.Type // recorded so far, in document order
-	boundAt     map[string]Pos          // where each binding got its type
+	boundAt     map[string]ops.Pos      // where each binding got its type
 	broken      map[string]bool         // bindings whose expression did not compile
 	probes      []string                // probe names started so far, in document order
 	backgrounds []string                // background operation names so far
@@ -59,9 +59,9 @@ func newChecker(d *decoder, dir string, data []byte) *checker {
 		dir:      dir,
 		lines:    strings.Split(string(data), "\n"),
 		reserved: map[string]bool{},
-		recorded: map[string]Pos{},
+		recorded: map[string]ops.Pos{},
 		bindings: map[string]reflect.Type{},
-		boundAt:  map[string]Pos{},
+		boundAt:  map[string]ops.Pos{},
 		broken:   map[string]bool{},
 	}
 	for _, names := range [][]string{assertions.Names(), builtin.Names, exprKeywords()} {
@@ -81,13 +81,13 @@ func exprKeywords() []string {
 
 // at is the position of the node at path, or of its closest decoded
 // ancestor.
-func (c *checker) at(path string) Pos {
+func (c *checker) at(path string) ops.Pos {
 	for {
 		if n, ok := c.nodes[path]; ok {
 			return nodePos(n)
 		}
 		if path == "" {
-			return Pos{Line: 1, Column: 1}
+			return ops.Pos{Line: 1, Column: 1}
 		}
 		path = parentPath(path)
 	}
@@ -98,50 +98,14 @@ func (c *checker) errorAt(path, format string, args ...any) {
 }
 
 func (c *checker) check(l *Lab) {
-	c.header(l)
+	c.header(l.APIVersion, l.Kind, v1alpha1.KindLab, l.Metadata.Name)
 	c.cluster(&l.Spec.Cluster)
 	if l.Spec.Timeout.Duration == 0 {
 		l.Spec.Timeout.Duration = DefaultLabTimeout
 	}
-	c.steps(l.Spec.Steps)
-	c.operations(labOperations(l))
-	l.bindings = c.bindings
-}
-
-// labOperations yields every operation of a lab with its path, in
-// document order: the steps, then catch, finally and cleanup.
-func labOperations(l *Lab) iter.Seq2[string, *Operation] {
-	return func(yield func(string, *Operation) bool) {
-		for i := range l.Spec.Steps {
-			for j := range l.Spec.Steps[i].Try {
-				if !yield(fmt.Sprintf("spec.steps[%d].try[%d]", i, j), &l.Spec.Steps[i].Try[j]) {
-					return
-				}
-			}
-		}
-		for _, sec := range []struct {
-			name string
-			ops  []Operation
-		}{{"catch", l.Spec.Catch}, {"finally", l.Spec.Finally}, {"cleanup", l.Spec.Cleanup}} {
-			for j := range sec.ops {
-				if !yield(fmt.Sprintf("spec.%s[%d]", sec.name, j), &sec.ops[j]) {
-					return
-				}
-			}
-		}
-	}
-}
-
-func (c *checker) header(l *Lab) {
-	if v := l.APIVersion; v != "" && v != APIVersion {
-		c.errorAt("apiVersion", "want %q, found %q", APIVersion, v)
-	}
-	if v := l.Kind; v != "" && v != KindLab {
-		c.errorAt("kind", "want %q, found %q", KindLab, v)
-	}
-	if v := l.Metadata.Name; v != "" && (len(v) > 63 || !dnsLabelRE.MatchString(v)) {
-		c.errorAt("metadata.name", "invalid name %q: want a DNS label (lower-case letters, digits and '-', at most 63 characters)", v)
-	}
+	l.steps = checkNamed(c, "spec.steps", "step", l.Spec.Steps, func(s *v1alpha1.Step) (string, []ops.Operation) { return s.Name, s.Try })
+	c.operations(l.Operations())
+	l.Source = Source{file: c.file, bindings: c.bindings}
 }
 
 // cluster fills the topology's defaults, reports Validate's errors at the
@@ -184,43 +148,24 @@ func splitField(s string) (field, msg string) {
 	return s[:i], strings.TrimPrefix(strings.TrimPrefix(s[i:], ":"), " ")
 }
 
-func (c *checker) steps(steps []Step) {
-	if steps != nil && len(steps) == 0 {
-		c.errorAt("spec.steps", "want at least one step")
-	}
-	first := map[string]Pos{}
-	for i := range steps {
-		s, p := &steps[i], fmt.Sprintf("spec.steps[%d]", i)
-		s.pos = c.at(p)
-		if at, dup := first[s.Name]; dup && s.Name != "" {
-			c.errorAt(p+".name", "duplicate step name %q (first at line %d)", s.Name, at.Line)
-		} else {
-			first[s.Name] = s.pos
-		}
-		if s.Try != nil && len(s.Try) == 0 {
-			c.errorAt(p+".try", "want at least one operation")
-		}
-	}
-}
-
-func (c *checker) operation(op *Operation, path string) {
-	op.pos = c.at(path)
-	parts := op.parts()
+func (c *checker) operation(op *ops.Operation, path string) {
+	op.Loaded(c.at(path), nil)
+	parts := op.Parts()
 	if len(parts) == 0 {
 		if n := c.nodes[path]; n != nil && n.Kind == yaml.MappingNode && !c.unknownKey[path] {
-			c.errorAt(path, "no operation: want exactly one of %s", strings.Join(OperationKinds(), ", "))
+			c.errorAt(path, "no operation: want exactly one of %s", strings.Join(ops.OperationKinds(), ", "))
 		}
 		return
 	}
 	if len(parts) > 1 {
 		var kinds []string
 		for _, p := range parts {
-			kinds = append(kinds, p.kind)
+			kinds = append(kinds, p.Kind)
 		}
 		c.errorAt(path, "several operations in one item (%s): want exactly one; give each its own list item", strings.Join(kinds, ", "))
 	}
 	for _, p := range parts {
-		c.body(op, p, joinPath(path, p.kind))
+		c.body(op, p, joinPath(path, p.Kind))
 	}
 	c.timeout(op, path)
 	if op.Background != "" {
@@ -232,20 +177,20 @@ var backgroundType = reflect.TypeFor[map[string]assertions.Background]()
 
 // background checks a background operation: a name of its own, and a
 // kind whose work can run beside the steps (it binds nothing).
-func (c *checker) background(op *Operation, part opPart, path string) {
+func (c *checker) background(op *ops.Operation, part ops.Part, path string) {
 	p := joinPath(path, "background")
 	switch {
 	case !identifierRE.MatchString(op.Background):
 		c.errorAt(p, "invalid background name %q: want an identifier (letters, digits and _, not starting with a digit)", op.Background)
 		return
-	case part.kind == "record" || part.kind == "probe":
-		c.errorAt(p, "a %s cannot run in the background (a probe always does)", part.kind)
+	case part.Kind == "record" || part.Kind == "probe":
+		c.errorAt(p, "a %s cannot run in the background (a probe always does)", part.Kind)
 		return
 	case slices.Contains(c.backgrounds, op.Background):
 		c.errorAt(p, "background name %q is already taken by an earlier operation", op.Background)
 		return
 	}
-	if b, ok := part.op().(ops.Binder); ok {
+	if b, ok := part.Op().(ops.Binder); ok {
 		if name, field := b.Binding(); name != "" {
 			c.errorAt(p, "a background operation cannot bind %q (%s): read its output as background.%s.output", name, field, op.Background)
 			return
@@ -256,12 +201,12 @@ func (c *checker) background(op *Operation, part opPart, path string) {
 }
 
 // body validates one operation's body through its kind.
-func (c *checker) body(op *Operation, part opPart, p string) {
-	if ts := c.templates(part.spec, p); len(ts) > 0 {
-		op.templates = ts
+func (c *checker) body(op *ops.Operation, part ops.Part, p string) {
+	if ts := c.templates(part.Spec, p); len(ts) > 0 {
+		op.Loaded(op.Pos(), ts)
 	}
-	part.op().Validate(&opChecker{c: c, op: op, base: p})
-	if pr, ok := part.spec.(*ops.ProbeOp); ok && identifierRE.MatchString(pr.Name) && !slices.Contains(c.probes, pr.Name) {
+	part.Op().Validate(&opChecker{c: c, op: op, base: p})
+	if pr, ok := part.Spec.(*ops.ProbeOp); ok && identifierRE.MatchString(pr.Name) && !slices.Contains(c.probes, pr.Name) {
 		c.probes = append(c.probes, pr.Name)
 	}
 }
@@ -280,11 +225,11 @@ func (c *checker) regexp(src, path string) *regexp.Regexp {
 
 // timeout fills the operation's default timeout, or checks that the
 // explicit one leaves room for the operation's own duration.
-func (c *checker) timeout(op *Operation, path string) {
-	own := op.ownDuration()
+func (c *checker) timeout(op *ops.Operation, path string) {
+	own := op.OwnDuration()
 	switch {
 	case op.Timeout.Duration == 0:
-		op.Timeout.Duration = op.op().DefaultTimeout() + own
+		op.Timeout.Duration = op.Op().DefaultTimeout() + own
 	case own > op.Timeout.Duration:
 		c.errorAt(path+".timeout", "timeout %s is shorter than the operation's own duration %s", op.Timeout, own)
 	}

@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+	"kubelab.dev/kubelab/api/v1alpha1"
+	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
 )
 
@@ -21,9 +23,9 @@ const schemaFile = "../schema/lab.v1alpha1.json"
 // generateSchema reflects the JSON Schema of lab files from the Go types,
 // with their doc comments as descriptions.
 func generateSchema() ([]byte, error) {
-	s, err := loadertest.ReflectSchema(&Lab{}, "https://kubelab.dev/schema/lab.v1alpha1.json",
-		"kubelab lab file ("+APIVersion+", kind "+KindLab+")", OperationKinds(),
-		[][2]string{{"kubelab.dev/kubelab/engine", "."}, {"kubelab.dev/kubelab/cluster", "../cluster"}})
+	s, err := loadertest.ReflectSchema(&v1alpha1.Lab{}, "https://kubelab.dev/schema/lab.v1alpha1.json",
+		"kubelab lab file ("+v1alpha1.APIVersion+", kind "+v1alpha1.KindLab+")", ops.OperationKinds(),
+		[][2]string{{"kubelab.dev/kubelab/load", "../api/v1alpha1"}, {"kubelab.dev/kubelab/load", "../engine/ops"}, {"kubelab.dev/kubelab/load", "../cluster"}})
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +37,7 @@ func TestSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loadertest.CheckSchemaFile(t, schemaFile, got, *update, "go test ./engine -run TestSchema -update")
+	loadertest.CheckSchemaFile(t, schemaFile, got, *update, "go test ./load -run TestSchema -update")
 }
 
 func TestSchemaSanity(t *testing.T) {
@@ -59,10 +61,10 @@ func TestSchemaSanity(t *testing.T) {
 	if !slices.Equal(lab.Required, []string{"apiVersion", "kind", "metadata", "spec"}) {
 		t.Errorf("Lab requires %v", lab.Required)
 	}
-	if len(op.OneOf) != len(OperationKinds()) {
-		t.Errorf("Operation has %d oneOf alternatives, want one per kind (%d)", len(op.OneOf), len(OperationKinds()))
+	if len(op.OneOf) != len(ops.OperationKinds()) {
+		t.Errorf("Operation has %d oneOf alternatives, want one per kind (%d)", len(op.OneOf), len(ops.OperationKinds()))
 	}
-	for _, k := range OperationKinds() {
+	for _, k := range ops.OperationKinds() {
 		if op.Properties[k] == nil {
 			t.Errorf("Operation has no property %q", k)
 		}

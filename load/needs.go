@@ -1,9 +1,10 @@
-package engine
+package load
 
 import (
 	"fmt"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 // exprNeeds maps the environment's names that only some backends can
@@ -33,8 +34,8 @@ var kindNeeds = map[string]cluster.Capability{
 // thing that needs it, with its line ("kill etcd-leader at line 31").
 func (l *Lab) Needs() map[cluster.Capability]string {
 	out := map[cluster.Capability]string{}
-	for _, op := range labOperations(l) {
-		for k, why := range op.Needs() {
+	for _, op := range l.Operations() {
+		for k, why := range OperationNeeds(op) {
 			if _, seen := out[k]; !seen {
 				out[k] = fmt.Sprintf("%s at %s:%d", why, l.File(), op.Pos().Line)
 			}
@@ -43,14 +44,14 @@ func (l *Lab) Needs() map[cluster.Capability]string {
 	return out
 }
 
-// Needs is what one operation needs of its backend: capability -> what
-// needs it.
-func (o *Operation) Needs() map[cluster.Capability]string {
+// OperationNeeds is what one operation needs of its backend: capability ->
+// what needs it.
+func OperationNeeds(o *ops.Operation) map[cluster.Capability]string {
 	out := map[cluster.Capability]string{}
 	if k, ok := kindNeeds[o.Kind()]; ok {
 		out[k] = o.Summary()
 	}
-	if t, ok := o.Spec().(*TargetOp); ok {
+	if t, ok := o.Spec().(*ops.TargetOp); ok {
 		if _, _, inNode := cluster.SplitNodeDaemon(t.Target); inNode {
 			// A daemon inside a node is no control-plane component: the
 			// backend needs real nodes to reach it.

@@ -1,126 +1,15 @@
-package engine
+package ops
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"time"
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
 )
-
-// The only apiVersion and kind of a lab file.
-const (
-	APIVersion = "kubelab.dev/v1alpha1"
-	KindLab    = "Lab"
-)
-
-// DefaultLabTimeout bounds a whole lab when spec.timeout is not set.
-const DefaultLabTimeout = 10 * time.Minute
-
-// Lab is a kubelab lab file: a cluster topology and the steps that break it
-// and check how it recovers.
-type Lab struct {
-	// APIVersion must be kubelab.dev/v1alpha1.
-	APIVersion string `json:"apiVersion" yaml:"apiVersion" jsonschema:"enum=kubelab.dev/v1alpha1"`
-	// Kind must be Lab.
-	Kind string `json:"kind" yaml:"kind" jsonschema:"enum=Lab"`
-	// Metadata names and describes the lab.
-	Metadata Metadata `json:"metadata" yaml:"metadata"`
-	// Spec is the cluster and what happens to it.
-	Spec Spec `json:"spec" yaml:"spec"`
-
-	file     string
-	bindings map[string]reflect.Type
-}
-
-// File is the path the lab was loaded from.
-func (l *Lab) File() string { return l.file }
-
-// Bindings returns the names bound by record operations anywhere in the lab,
-// with the static type of their values (nil when unknown). Expressions in
-// catch, finally and cleanup may refer to a binding whose record did not run
-// because an earlier step failed; give it the zero value of its type.
-func (l *Lab) Bindings() map[string]reflect.Type { return l.bindings }
-
-// NeedsNodeInternals reports whether the lab looks or reaches inside nodes
-// (iptables(), cri(), nodeExec, a fault on worker-2/kubelet), which needs a
-// backend with real nodes.
-func (l *Lab) NeedsNodeInternals() bool {
-	_, ok := l.Needs()[cluster.CapNodeInternals]
-	return ok
-}
-
-// NeedsEtcdSnapshots reports whether the lab takes or restores etcd
-// snapshots, which needs a backend that is a cluster.EtcdRestorer.
-func (l *Lab) NeedsEtcdSnapshots() bool {
-	for _, op := range labOperations(l) {
-		if op.Snapshot != nil || op.Restore != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// Metadata names and describes a lab.
-type Metadata struct {
-	// Name identifies the lab: a DNS label such as etcd-leader-failover.
-	Name string `json:"name" yaml:"name" jsonschema:"pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?$,maxLength=63"`
-	// Title is a one-line human title.
-	Title string `json:"title" yaml:"title" jsonschema:"minLength=1"`
-	// Description explains the lab, in Markdown.
-	Description string `json:"description,omitempty" yaml:"description,omitempty"`
-	// Tags are free-form keywords for filtering.
-	Tags []string `json:"tags,omitempty" yaml:"tags,omitempty"`
-	// Topics are the seed topics the lab teaches, e.g. etcd-raft.
-	Topics []string `json:"topics,omitempty" yaml:"topics,omitempty"`
-	// Duration is the estimated time the lab takes, shown by `kubelab list`.
-	Duration cluster.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
-}
-
-// Spec is the cluster of a lab and the operations run against it.
-//
-// Timeouts cascade: spec.timeout bounds the whole lab (steps, catch, finally
-// and cleanup); a step's timeout bounds the step; an operation's timeout
-// (its own, or the default of its kind) bounds the operation. An operation
-// therefore ends at the earliest of the three deadlines.
-type Spec struct {
-	// Timeout bounds the whole lab. Default 10m.
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
-	// Cluster is the topology the lab runs on. Omitted counts default to 1.
-	Cluster cluster.Topology `json:"cluster,omitzero" yaml:"cluster,omitempty"`
-	// Steps run in order; the lab fails at the first failing step unless
-	// that step sets continueOnError.
-	Steps []Step `json:"steps" yaml:"steps" jsonschema:"minItems=1"`
-	// Catch runs when a step failed.
-	Catch []Operation `json:"catch,omitempty" yaml:"catch,omitempty"`
-	// Finally always runs after the steps (and catch).
-	Finally []Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
-	// Cleanup runs last, before the cluster is torn down.
-	Cleanup []Operation `json:"cleanup,omitempty" yaml:"cleanup,omitempty"`
-}
-
-// Step is a named sequence of operations.
-type Step struct {
-	// Name is unique within the lab.
-	Name string `json:"name" yaml:"name" jsonschema:"minLength=1"`
-	// Description explains the step, in Markdown.
-	Description string `json:"description,omitempty" yaml:"description,omitempty"`
-	// Timeout caps the step, including its operations; none by default
-	// (the lab's timeout still applies).
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
-	// ContinueOnError runs the next steps even when this one fails (the lab
-	// still fails).
-	ContinueOnError bool `json:"continueOnError,omitempty" yaml:"continueOnError,omitempty"`
-	// Try lists the operations, run in order until one fails.
-	Try []Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
-
-	pos Pos
-}
-
-// Pos is where the step starts in the lab file.
-func (s *Step) Pos() Pos { return s.pos }
 
 // Operation does one thing to or checks one thing about the cluster. Exactly
 // one of its operation fields (apply, kill, wait...) is set; description and
@@ -226,14 +115,21 @@ type Operation struct {
 	Probe *ProbeOp `json:"probe,omitempty" yaml:"probe,omitempty"`
 
 	pos       Pos
-	templates map[string]*template // the body's ${...} strings, by field
+	templates map[string]*Template // the body's ${...} strings, by field
+}
+
+// Loaded records what the loader found out about the operation: where it
+// starts in its file, and its body's templated strings by field path
+// (nil when it has none). Only the loader calls it.
+func (o *Operation) Loaded(pos Pos, templates map[string]*Template) {
+	o.pos, o.templates = pos, templates
 }
 
 // Kind returns the operation's key (apply, kill, wait...), or "" when none is
 // set. A loaded operation always has exactly one.
 func (o *Operation) Kind() string {
-	if p := o.parts(); len(p) > 0 {
-		return p[0].kind
+	if p := o.Parts(); len(p) > 0 {
+		return p[0].Kind
 	}
 	return ""
 }
@@ -243,8 +139,8 @@ func (o *Operation) Kind() string {
 // a *NodeOp for cordon, uncordon, nodeDown and nodeUp, and so on; nil when
 // no kind is set.
 func (o *Operation) Spec() any {
-	if p := o.parts(); len(p) > 0 {
-		return p[0].spec
+	if p := o.Parts(); len(p) > 0 {
+		return p[0].Spec
 	}
 	return nil
 }
@@ -255,52 +151,97 @@ func (o *Operation) Pos() Pos { return o.pos }
 // Compiled returns the type-checked expression of a wait, assert, error or
 // record operation, compiled at load time; nil for other kinds.
 func (o *Operation) Compiled() *assertions.Compiled {
-	if e, ok := o.op().(ops.Expression); ok {
+	if e, ok := o.Op().(Expression); ok {
 		return e.Compiled()
 	}
 	return nil
 }
 
-// op is the operation of the first kind set, bound to its body; nil when no
-// kind is set.
-func (o *Operation) op() ops.Operation {
-	p := o.parts()
+// Op is the operation of the first kind set, bound to its body; nil when
+// no kind is set.
+func (o *Operation) Op() Op {
+	p := o.Parts()
 	if len(p) == 0 {
 		return nil
 	}
-	return p[0].op()
+	return p[0].Op()
 }
 
-// ownDuration is how long the operation takes by design: sleep.duration,
+// OwnDuration is how long the operation takes by design: sleep.duration,
 // assert.within or error.for.
-func (o *Operation) ownDuration() time.Duration {
-	if t, ok := o.op().(ops.Timed); ok {
+func (o *Operation) OwnDuration() time.Duration {
+	if t, ok := o.Op().(Timed); ok {
 		return t.OwnDuration()
 	}
 	return 0
 }
 
-type opPart struct {
-	kind string
-	spec any
-}
-
-// op binds the part's body to its kind.
-func (p opPart) op() ops.Operation {
-	k, ok := ops.Lookup(p.kind)
-	if !ok {
-		panic("engine: operation kind " + p.kind + " is not registered in package ops")
+// TimeLimit is how long the operation may run: its own timeout, or its
+// kind's default plus the duration it is asked to spend (sleep, assert
+// within, error for).
+func (o *Operation) TimeLimit() time.Duration {
+	if d := o.Timeout.Duration; d > 0 {
+		return d
 	}
-	return k.Bind(p.spec)
+	if k := o.Op(); k != nil {
+		return k.DefaultTimeout() + o.OwnDuration()
+	}
+	return DefaultTimeout(o.Kind())
 }
 
-// parts lists the operation fields that are set, in schema order.
-func (o *Operation) parts() []opPart {
-	var out []opPart
+// Summary describes the operation in a few words for progress and
+// reports: its description, or its kind's summary.
+func (o *Operation) Summary() string {
+	if o.Description != "" {
+		return o.Description
+	}
+	if k := o.Op(); k != nil {
+		return k.Summary()
+	}
+	return o.Kind()
+}
+
+// Prepare is the operation's kind with its templates rendered from the
+// bindings of now, ready to Exec; the operation itself stays as loaded.
+func (o *Operation) Prepare(ctx context.Context, view assertions.View, bindings map[string]any) (Op, error) {
+	op := o.Op()
+	if op == nil {
+		return nil, errors.New("operation has no kind")
+	}
+	if len(o.templates) > 0 {
+		body, err := Rendered(ctx, o.Spec(), o.templates, view, bindings)
+		if err != nil {
+			return nil, err
+		}
+		k, _ := Lookup(o.Kind())
+		op = k.Bind(body)
+	}
+	return op, nil
+}
+
+// Part is one operation field that is set: its kind and its body.
+type Part struct {
+	Kind string
+	Spec any
+}
+
+// Op binds the part's body to its kind.
+func (p Part) Op() Op {
+	k, ok := Lookup(p.Kind)
+	if !ok {
+		panic("ops: operation kind " + p.Kind + " is not registered")
+	}
+	return k.Bind(p.Spec)
+}
+
+// Parts lists the operation fields that are set, in schema order: one for
+// a loaded operation, none or several for one the loader refuses.
+func (o *Operation) Parts() []Part {
+	var out []Part
 	v := reflect.ValueOf(o).Elem()
 	for _, f := range reflect.VisibleFields(v.Type()) {
 		if fv := v.FieldByIndex(f.Index); f.IsExported() && f.Type.Kind() == reflect.Pointer && !fv.IsNil() {
-			out = append(out, opPart{kind: yamlName(f), spec: fv.Interface()})
+			out = append(out, Part{Kind: yamlName(f), Spec: fv.Interface()})
 		}
 	}
 	return out
@@ -322,32 +263,3 @@ func yamlName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 	return name
 }
-
-// DefaultTimeout is the timeout of an operation of the given kind that does
-// not set one, not counting its own duration (sleep.duration, assert.within,
-// error.for): each kind states its own in package ops.
-func DefaultTimeout(kind string) time.Duration { return ops.DefaultTimeout(kind) }
-
-// The bodies of the operation kinds, defined with their kinds in package ops.
-type (
-	Object     = ops.Object
-	PatchOp    = ops.PatchOp
-	DeleteOp   = ops.DeleteOp
-	WaitOp     = ops.WaitOp
-	AssertOp   = ops.AssertOp
-	ErrorOp    = ops.ErrorOp
-	NodeOp     = ops.NodeOp
-	DrainOp    = ops.DrainOp
-	TaintOp    = ops.TaintOp
-	UntaintOp  = ops.UntaintOp
-	LabelOp    = ops.LabelOp
-	TargetOp   = ops.TargetOp
-	KubectlOp  = ops.KubectlOp
-	ScriptOp   = ops.ScriptOp
-	SleepOp    = ops.SleepOp
-	NodeExecOp = ops.NodeExecOp
-	RecordOp   = ops.RecordOp
-	ProbeOp    = ops.ProbeOp
-	SnapshotOp = ops.SnapshotOp
-	RestoreOp  = ops.RestoreOp
-)

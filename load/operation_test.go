@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"reflect"
@@ -7,6 +7,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
 func TestParseOperation(t *testing.T) {
@@ -15,7 +16,7 @@ func TestParseOperation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op.Kind() != "kill" || op.Kill.Target != "etcd-leader" || op.Timeout.Duration != DefaultTimeout("kill") {
+	if op.Kind() != "kill" || op.Kill.Target != "etcd-leader" || op.Timeout.Duration != ops.DefaultTimeout("kill") {
 		t.Fatalf("got %+v", op)
 	}
 

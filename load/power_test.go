@@ -1,11 +1,10 @@
-package engine
+package load
 
 import (
 	"context"
 	"testing"
 
 	"kubelab.dev/kubelab/assertions"
-	"kubelab.dev/kubelab/engine/ops"
 )
 
 // TestBindCommandResult evaluates the expressions of a lab that binds a
@@ -56,16 +55,15 @@ func TestTemplateRender(t *testing.T) {
 		4: `script echo "${HOME}" etcd-2 ${p:-none} ${HOME}`,
 	} {
 		op := &try[i]
-		before := op.op().Summary()
-		body, err := rendered(context.Background(), op.Spec(), op.templates, nil, bindings)
+		before := op.Op().Summary()
+		prepared, err := op.Prepare(context.Background(), nil, bindings)
 		if err != nil {
 			t.Fatalf("render %s: %v", before, err)
 		}
-		k, _ := ops.Lookup(op.Kind())
-		if got := k.Bind(body).Summary(); got != want {
+		if got := prepared.Summary(); got != want {
 			t.Errorf("rendered %q = %q, want %q", before, got, want)
 		}
-		if after := op.op().Summary(); after != before {
+		if after := op.Op().Summary(); after != before {
 			t.Errorf("rendering changed the loaded operation: %q, was %q", after, before)
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"bytes"
@@ -11,34 +11,36 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+	"kubelab.dev/kubelab/api/v1alpha1"
+	"kubelab.dev/kubelab/engine/ops"
 )
 
-// Load reads the lab file at path and checks it; see LoadBytes.
-func Load(path string) (*Lab, error) {
+// ReadLab reads the lab file at path and checks it; see ParseLab.
+func ReadLab(path string) (*Lab, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load lab: %w", err)
 	}
-	return LoadBytes(path, data)
+	return ParseLab(path, data)
 }
 
-// LoadBytes decodes and checks the content of a lab file. path names the
+// ParseLab decodes and checks the content of a lab file. path names the
 // file in problems, and relative manifest files are looked up next to it.
 //
 // On success the lab has its defaults filled in: spec.timeout (10m), the
-// cluster topology's defaults, every operation's timeout (DefaultTimeout),
+// cluster topology's defaults, every operation's timeout (ops.DefaultTimeout),
 // patch.type (strategic), label.kind (Node); every expression is compiled
-// (Operation.Compiled) and every manifest parsed (ManifestOp.Objects).
+// (ops.Operation.Compiled) and every manifest parsed (ops.ManifestOp.Objects).
 // Otherwise the error is a *Problems listing everything wrong.
-func LoadBytes(path string, data []byte) (*Lab, error) {
-	return loadBytes(path, data, nil)
+func ParseLab(path string, data []byte) (*Lab, error) {
+	return parseLab(path, data, nil)
 }
 
-// loadBytes is LoadBytes with bindings already recorded (for single
+// parseLab is ParseLab with bindings already recorded (for single
 // operations checked against a running session).
-func loadBytes(path string, data []byte, bindings map[string]reflect.Type) (*Lab, error) {
-	lab := &Lab{file: path}
-	doc, err := DecodeDocument(path, data, KindLab, lab)
+func parseLab(path string, data []byte, bindings map[string]reflect.Type) (*Lab, error) {
+	lab := &Lab{}
+	doc, err := DecodeDocument(path, data, v1alpha1.KindLab, &lab.Lab)
 	if doc == nil {
 		return nil, err
 	}
@@ -56,13 +58,13 @@ func loadBytes(path string, data []byte, bindings map[string]reflect.Type) (*Lab
 // file of the given kind (Lab...), or nil after reporting why there is
 // none.
 func parse(path string, data []byte, kind string, probs *Problems) *yaml.Node {
-	start := Pos{Line: 1, Column: 1}
+	start := ops.Pos{Line: 1, Column: 1}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	err := dec.Decode(&doc)
 	switch {
 	case errors.Is(err, io.EOF) || err == nil && (len(doc.Content) == 0 || isNull(doc.Content[0])):
-		probs.add(path, start, "", "empty file: want %s (apiVersion: %s, kind: %s)", kindNoun(kind), APIVersion, kind)
+		probs.add(path, start, "", "empty file: want %s (apiVersion: %s, kind: %s)", kindNoun(kind), v1alpha1.APIVersion, kind)
 		return nil
 	case err != nil:
 		probs.add(path, yamlErrorPos(data, err), "", "invalid YAML: %s", yamlErrorMsg(err))
@@ -102,21 +104,21 @@ func yamlErrorMsg(err error) string {
 // block started (one or more lines early): there, point at the first tab
 // in the indentation of a line from that one on, which is what the user
 // must fix.
-func yamlErrorPos(data []byte, err error) Pos {
+func yamlErrorPos(data []byte, err error) ops.Pos {
 	line, msg := yamlError(err)
 	last := line // "cannot start any token" is reported on its own line
 	switch {
 	case strings.Contains(msg, "tab character"):
 		last = math.MaxInt
 	case !strings.Contains(msg, "cannot start any token"):
-		return Pos{Line: line, Column: 1}
+		return ops.Pos{Line: line, Column: 1}
 	}
 	lines := strings.Split(string(data), "\n")
 	for i := line - 1; i >= 0 && i < len(lines) && i < last; i++ {
 		indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " \t"))
 		if col := strings.IndexByte(lines[i][:indent], '\t'); col >= 0 {
-			return Pos{Line: i + 1, Column: col + 1}
+			return ops.Pos{Line: i + 1, Column: col + 1}
 		}
 	}
-	return Pos{Line: line, Column: 1}
+	return ops.Pos{Line: line, Column: 1}
 }

@@ -1,4 +1,4 @@
-package engine
+package load
 
 import (
 	"iter"
@@ -16,7 +16,8 @@ import (
 // file:line:column until Err returns them all. Package grade loads
 // exercise files with it.
 type Document struct {
-	c *checker
+	c    *checker
+	kind string
 }
 
 // DecodeDocument parses data, the content of the file at path, as a
@@ -40,7 +41,7 @@ func DecodeDocument(path string, data []byte, kind string, v any) (*Document, er
 	if d.budget < 0 { // the document is pathological: stop there
 		return nil, probs.orNil()
 	}
-	return &Document{c: newChecker(d, filepath.Dir(path), data)}, nil
+	return &Document{c: newChecker(d, filepath.Dir(path), data), kind: kind}, nil
 }
 
 // Errorf reports a problem at the node of a path of the document (e.g.
@@ -57,7 +58,21 @@ func (d *Document) Suggest(name string, candidates []string) string {
 
 // Pos is where the node of a path (or its closest decoded ancestor)
 // starts.
-func (d *Document) Pos(path string) Pos { return d.c.at(path) }
+func (d *Document) Pos(path string) ops.Pos { return d.c.at(path) }
+
+// CheckHeader checks the values of apiVersion, kind (the kind given to
+// DecodeDocument) and metadata.name, as a lab's.
+func (d *Document) CheckHeader(apiVersion, kind, name string) {
+	d.c.header(apiVersion, kind, d.kind, name)
+}
+
+// CheckNamed checks a list of named items at path (spec.checks) as a
+// lab's steps: at least one item when the list is written, names unique
+// within it (noun names an item in messages: "check") and every try list
+// non-empty. It returns where each item starts.
+func CheckNamed[T any](d *Document, path, noun string, items []T, item func(*T) (name string, try []ops.Operation)) []ops.Pos {
+	return checkNamed(d.c, path, noun, items, item)
+}
 
 // CheckTopology fills the defaults of the topology at spec.cluster and
 // checks it as a lab's. It comes before CheckOperations, whose node and
@@ -69,12 +84,16 @@ func (d *Document) CheckTopology(t *cluster.Topology) { d.c.cluster(t) }
 // expressions (against the bindings recorded before each), and fills
 // their default timeouts. A name bound later than it is used is reported
 // as such.
-func (d *Document) CheckOperations(ops iter.Seq2[string, *Operation]) { d.c.operations(ops) }
+func (d *Document) CheckOperations(ops iter.Seq2[string, *ops.Operation]) { d.c.operations(ops) }
 
 // Bindings are the names the checked operations record, with the static
 // type of each (nil when unknown); Session.Declare makes them known to a
 // session.
 func (d *Document) Bindings() map[string]reflect.Type { return d.c.bindings }
+
+// Source is the document's file and the bindings of its checked
+// operations (Bindings), for the checked value that embeds it.
+func (d *Document) Source() Source { return Source{file: d.c.file, bindings: d.c.bindings} }
 
 // Err returns every problem found, sorted by position, as a *Problems; nil
 // when there is none.
@@ -83,9 +102,9 @@ func (d *Document) Err() error { return d.c.probs.orNil() }
 // operations checks operations given in the order they run: it first
 // notes where every name is bound, so that a use before its binder says
 // so, then checks each.
-func (c *checker) operations(all iter.Seq2[string, *Operation]) {
+func (c *checker) operations(all iter.Seq2[string, *ops.Operation]) {
 	for path, op := range all {
-		b, ok := op.op().(ops.Binder)
+		b, ok := op.Op().(ops.Binder)
 		if !ok {
 			continue
 		}
