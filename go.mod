@@ -5,6 +5,7 @@ go 1.26.0
 godebug default=go1.26
 
 require (
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/cockroachdb/datadriven v1.0.2
 	github.com/coredns/coredns v1.14.0
 	github.com/creack/pty v1.1.24

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/agnivade/levenshtein"
 )
 
 var (
@@ -27,28 +29,6 @@ func normalize(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(s), " "))
 }
 
-// distance is the Levenshtein distance between a and b, in runes.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
-
 // Suggest returns the n phrases of the catalog closest to a step's text,
 // closest first: the edit distance between the step's shape and the
 // shape of each phrase and of its examples.
@@ -60,9 +40,9 @@ func Suggest(text string, n int) []Step {
 	}
 	var all []scored
 	for _, st := range catalog() {
-		best := distance(want, normalize(st.Phrase))
+		best := levenshtein.ComputeDistance(want, normalize(st.Phrase))
 		for _, ex := range st.Examples {
-			best = min(best, distance(want, normalize(ex)))
+			best = min(best, levenshtein.ComputeDistance(want, normalize(ex)))
 		}
 		all = append(all, scored{st, best})
 	}

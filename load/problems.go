@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
+
 	"kubelab.dev/kubelab/engine/ops"
 )
 
@@ -78,7 +80,7 @@ func (ps *Problems) orNil() error {
 func suggest(name string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
-		d := distance(strings.ToLower(name), strings.ToLower(c))
+		d := levenshtein.ComputeDistance(strings.ToLower(name), strings.ToLower(c))
 		if d < bestDist && d < len(c) {
 			best, bestDist = c, d
 		}
@@ -87,26 +89,4 @@ func suggest(name string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur := make([]int, len(rb)+1)
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(rb)]
 }
