@@ -95,7 +95,11 @@ func (b *Backend) boot(ctx context.Context, say func(comp, format string, args .
 		return err
 	}
 
-	// apiservers, each checked directly, then the load balancer.
+	// apiservers, each checked directly, then the load balancer. The
+	// schedulers and controller-managers cannot start earlier: the
+	// controller-manager reads kube-system's
+	// extension-apiserver-authentication ConfigMap at start and exits if
+	// RBAC's bootstrap roles (part of /readyz) are not there yet.
 	apis := byRole(cluster.RoleAPIServer)
 	if err := start(apis); err != nil {
 		return err
@@ -220,7 +224,7 @@ func (b *Backend) waitOne(ctx context.Context, p *procSpec, check func(context.C
 			return fmt.Errorf("%s not healthy: %w (last check: %v); last lines of %s:\n%s", p.Name, ctx.Err(), last, p.Log, tail(p.Log, 15))
 		case <-time.After(delay):
 		}
-		if delay < 400*time.Millisecond {
+		if delay < 200*time.Millisecond {
 			delay *= 2
 		}
 	}

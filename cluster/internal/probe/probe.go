@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -36,11 +37,29 @@ func HTTPOK(ctx context.Context, c *http.Client, url string) error {
 
 // EtcdLeader asks the member at ep for its status and fails unless it
 // knows a leader. dial, when set, connects to the endpoint's host:port.
+//
+// It first opens a plain TCP connection, and fails at once if that is
+// refused: a gRPC client made before the member listens waits out its
+// reconnect backoff (~1 s) after the member is up. Measured on embedded:
+// etcd listens at ~0.4 s, and was noticed at 1.0 s without this check.
 func EtcdLeader(ctx context.Context, ep string, tlsCfg *tls.Config, dial func(context.Context, string) (net.Conn, error)) error {
-	cfg := clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, DialTimeout: time.Second, Context: ctx, Logger: zap.NewNop()}
-	if dial != nil {
-		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(dial)}
+	if dial == nil {
+		var d net.Dialer
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
 	}
+	u, err := url.Parse(ep)
+	if err != nil {
+		return fmt.Errorf("etcd endpoint %q: %w", ep, err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	conn, err := dial(tctx, u.Host)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("etcd %s not listening yet: %w", ep, err)
+	}
+	conn.Close()
+	cfg := clientv3.Config{Endpoints: []string{ep}, TLS: tlsCfg, DialTimeout: time.Second, Context: ctx, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(dial)}}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
 		return err
