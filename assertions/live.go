@@ -53,6 +53,8 @@ type Live struct {
 
 	schedMu sync.Mutex
 	sched   map[string]*obs.DecisionLog // each scheduler's decision log, followed
+
+	pods podViews
 }
 
 // NewLive starts informers on the cluster and waits for their caches.
@@ -126,6 +128,9 @@ func (l *Live) OnChange(f func(kind string, old, new any)) {
 }
 
 func (l *Live) notify(kind string, old, new any) {
+	if kind == "Pod" && new == nil {
+		l.pods.forget(old)
+	}
 	select {
 	case l.changed <- struct{}{}:
 	default:
@@ -148,7 +153,7 @@ func (l *Live) Pods(_ context.Context, namespace, selector string) ([]Pod, error
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 	out := make([]Pod, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, toPod(p))
+		out = append(out, l.pods.get(p))
 	}
 	return out, err
 }

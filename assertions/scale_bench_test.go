@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -24,7 +25,7 @@ func liveOverPods(b *testing.B, n int) *Live {
 			app = "batch"
 		}
 		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", app, i), Namespace: "default", Labels: map[string]string{"app": app, "pod-template-hash": "7f9c"}},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", app, i), Namespace: "default", ResourceVersion: "1", UID: types.UID(fmt.Sprint(i)), Labels: map[string]string{"app": app, "pod-template-hash": "7f9c"}},
 			Spec:       corev1.PodSpec{NodeName: fmt.Sprintf("worker-%d", i%1000+1), Containers: []corev1.Container{{Name: "app", Image: "kubelab/http:dev"}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.244.%d.%d", i/250, i%250+2),
 				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},

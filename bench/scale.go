@@ -13,7 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
@@ -43,7 +45,15 @@ type ScaleResult struct {
 	// all(pods("app=bench"), .phase == "Running") once every pod runs,
 	// through the engine's view of the cluster (informer caches).
 	ExprMillis float64
+	// NodeDown: seconds from taking worker-1 down (its heartbeats stop)
+	// until the node lifecycle controller marks it NotReady; Grace is
+	// the node monitor grace period of the bench's clusters.
+	NodeDown, Grace float64
 }
+
+// benchGrace is the node monitor grace period of bench scale's clusters:
+// short, as labs use, so the node-down figure is seconds.
+const benchGrace = 8 * time.Second
 
 // Scale boots a cluster of nodes simulated nodes, creates a Deployment of
 // pods replicas and measures each phase; record turns the schedulers'
@@ -53,7 +63,8 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 	res.Nodes, res.Pods, res.Recorded, res.Audited = nodes, pods, record, audit
 	// A name per size and mode: see upOnce.
 	topo := cluster.Topology{Name: fmt.Sprintf("bench-scale-%d-%t-%t", nodes, record, audit), Workers: nodes,
-		Scheduler: cluster.SchedulerSpec{Record: &record}, Audit: &audit}
+		Scheduler: cluster.SchedulerSpec{Record: &record}, Audit: &audit,
+		Timings: cluster.Timings{NodeMonitorGracePeriod: cluster.Duration{Duration: benchGrace}}}
 	b, err := newBackend(backend, topo)
 	if err != nil {
 		return res, err
@@ -141,7 +152,38 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 	res.PodsRunning = time.Since(t0).Seconds()
 	res.PodsPerSecond = float64(pods) / res.PodsRunning
 	res.ExprMillis, err = exprMillis(ctx, c, `all(pods("app=bench"), .phase == "Running")`, 21)
+	if err != nil {
+		return res, err
+	}
+	res.Grace = benchGrace.Seconds()
+	res.NodeDown, err = nodeDown(ctx, b, cs, "worker-1")
+	say(fmt.Sprintf("worker-1 NotReady %.2fs after it went down (grace %s)", res.NodeDown, benchGrace))
 	return res, err
+}
+
+// nodeDown takes node down and returns the seconds until its Ready
+// condition is no longer True.
+func nodeDown(ctx context.Context, b cluster.Backend, cs kubernetes.Interface, node string) (float64, error) {
+	t0 := time.Now()
+	if err := b.Act(ctx, node, cluster.Kill); err != nil {
+		return 0, fmt.Errorf("take %s down: %w", node, err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, benchGrace+time.Minute, true, func(ctx context.Context) (bool, error) {
+		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status != corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("%s NotReady: %w", node, err)
+	}
+	return time.Since(t0).Seconds(), nil
 }
 
 // exprMillis evaluates src n times on c through the engine's view
@@ -205,10 +247,10 @@ func samplePSS(ctx context.Context, b cluster.Backend) func() float64 {
 // WriteScale prints results as a table.
 func WriteScale(w io.Writer, rs []ScaleResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODES\tPODS\tRECORDED\tAUDITED\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS SCHEDULED s\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB\tall(pods) ms")
+	fmt.Fprintln(tw, "NODES\tPODS\tRECORDED\tAUDITED\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS SCHEDULED s\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB\tall(pods) ms\tNODE DOWN -> NotReady s (grace)")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\n", r.Nodes, r.Pods, r.Recorded, r.Audited, r.ControlPlane, r.NodesReady,
-			r.PodsScheduled, r.PodsRunning, r.PodsPerSecond, r.PeakPSS, r.ExprMillis)
+		fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.2f (%.0f)\n", r.Nodes, r.Pods, r.Recorded, r.Audited, r.ControlPlane, r.NodesReady,
+			r.PodsScheduled, r.PodsRunning, r.PodsPerSecond, r.PeakPSS, r.ExprMillis, r.NodeDown, r.Grace)
 	}
 	return tw.Flush()
 }
