@@ -37,14 +37,14 @@ func TestValidateReportsEveryProblemWithPositions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the kubelab binary")
 	}
-	out, code := kubelab(t, "validate", "engine/testdata/invalid-several.yaml", "labs/")
+	out, code := kubelab(t, "validate", "load/testdata/invalid-several.yaml", "labs/")
 	if code == 0 {
 		t.Fatalf("validate passed an invalid lab:\n%s", out)
 	}
 	lines := 0
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		l = strings.TrimPrefix(l, "kubelab: ")
-		if strings.HasPrefix(l, "engine/testdata/invalid-several.yaml:") {
+		if strings.HasPrefix(l, "load/testdata/invalid-several.yaml:") {
 			lines++
 		}
 	}

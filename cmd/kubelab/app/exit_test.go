@@ -43,7 +43,7 @@ func TestExitCodes(t *testing.T) {
 		{"run an empty directory", []string{"run", empty}, ExitInvalid, "no labs (*.yaml) in " + empty},
 		{"a lab that looks inside nodes, on simulated nodes", []string{"run", "../../../labs/docker/14-kube-proxy-iptables.yaml"}, ExitInvalid, "needs the docker backend"},
 		{"validate a missing file", []string{"validate", filepath.Join(empty, "nope.yaml")}, ExitInvalid, "no such file"},
-		{"invalid lab", []string{"validate", "../../../engine/testdata/invalid-several.yaml"}, ExitInvalid, "invalid-several.yaml:"},
+		{"invalid lab", []string{"validate", "../../../load/testdata/invalid-several.yaml"}, ExitInvalid, "invalid-several.yaml:"},
 		{"grade no submissions", []string{"grade", "../../../exercises/spread-replicas", "--submissions", empty}, ExitInvalid, "no submission directories"},
 		{"grade a missing submission", []string{"grade", "../../../exercises/spread-replicas", "--submission", filepath.Join(empty, "nope")}, ExitInvalid, "read submission"},
 		{"grade both", []string{"grade", "../../../exercises/spread-replicas"}, ExitInvalid, "want exactly one of"},
