@@ -31,14 +31,10 @@ func (s session) gradeSetup(ctx context.Context, ex *Exercise, g *Grade) error {
 		return nil
 	}
 	s.Step("setup")
-	for i := range ex.Spec.Setup {
-		or := s.Exec(ctx, &ex.Spec.Setup[i])
-		g.Setup = append(g.Setup, or)
-		if or.Status == engine.Failed {
-			err := fmt.Errorf("setup: %s (%s:%d): %s", or.Kind, ex.File(), or.Line, or.Error)
-			s.EndStep(engine.Failed, err)
-			return err
-		}
+	var err error
+	if g.Setup, err = s.execAll(ctx, "setup", ex.Spec.Setup, ex.File()); err != nil {
+		s.EndStep(engine.Failed, err)
+		return err
 	}
 	if err := s.protect(ctx, ex); err != nil {
 		err = fmt.Errorf("setup: %w", err)
@@ -47,6 +43,20 @@ func (s session) gradeSetup(ctx context.Context, ex *Exercise, g *Grade) error {
 	}
 	s.EndStep(engine.Passed, nil)
 	return nil
+}
+
+// execAll runs the operations of part (setup, solution) of the exercise
+// file in order, up to the first that fails, whose error it returns.
+func (s session) execAll(ctx context.Context, part string, all []ops.Operation, file string) ([]engine.OpResult, error) {
+	var out []engine.OpResult
+	for i := range all {
+		or := s.Exec(ctx, &all[i])
+		out = append(out, or)
+		if or.Status == engine.Failed {
+			return out, fmt.Errorf("%s: %s (%s:%d): %s", part, or.Kind, file, or.Line, or.Error)
+		}
+	}
+	return out, nil
 }
 
 // applyTimeout bounds applying one object of a submission.

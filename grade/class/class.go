@@ -65,16 +65,14 @@ func Run(ctx context.Context, o Options, ex *grade.Exercise, learners []grade.Le
 		return nil, fmt.Errorf("exercise %s: %w", ex.Metadata.Name, err)
 	}
 	out := make([]*grade.Grade, len(learners))
-	var sent []int // learner of each Job index
-	archives := map[int][]byte{}
+	var sent []submission // Job index i grades sent[i]
 	for i, l := range learners {
 		b, err := Pack(l.Dir)
 		if err != nil {
 			out[i] = grade.NotGraded(ex, l.Name, l.Dir, "%v", err)
 			continue
 		}
-		archives[len(sent)] = b
-		sent = append(sent, i)
+		sent = append(sent, submission{i, l, b})
 	}
 	if len(sent) == 0 {
 		return out, nil
@@ -84,16 +82,24 @@ func Run(ctx context.Context, o Options, ex *grade.Exercise, learners []grade.Le
 		return nil, err
 	}
 	defer r.removeNamespace(ctx)
-	if err := r.submit(ctx, exArchive, learners, sent, archives); err != nil {
+	if err := r.submit(ctx, exArchive, sent); err != nil {
 		return nil, err
 	}
 	if err := r.wait(ctx, len(sent)); err != nil {
 		return nil, err
 	}
-	for idx, i := range sent {
-		out[i] = r.collect(ctx, idx, learners[i])
+	for idx, sub := range sent {
+		out[sub.at] = r.collect(ctx, idx, sub.learner)
 	}
 	return out, nil
+}
+
+// submission is a learner's submission sent to the class cluster: its
+// place among the learners and its packed directory.
+type submission struct {
+	at      int
+	learner grade.Learner
+	archive []byte
 }
 
 // classRun is one Run: its namespace and labels on the class cluster.
@@ -129,10 +135,10 @@ func (r *classRun) removeNamespace(ctx context.Context) {
 	r.o.Progress("removed namespace " + r.ns)
 }
 
-func (r *classRun) submit(ctx context.Context, exArchive []byte, learners []grade.Learner, sent []int, archives map[int][]byte) error {
+func (r *classRun) submit(ctx context.Context, exArchive []byte, sent []submission) error {
 	cms := []*corev1.ConfigMap{configMap("exercise", map[string][]byte{"exercise.tgz": exArchive}, map[string]string{"file": filepath.Base(r.ex.File())}, r.labels)}
-	for idx, i := range sent {
-		cms = append(cms, configMap(submissionConfigMap(idx), map[string][]byte{"submission.tgz": archives[idx]}, map[string]string{"learner": learners[i].Name}, r.labels))
+	for idx, sub := range sent {
+		cms = append(cms, configMap(submissionConfigMap(idx), map[string][]byte{"submission.tgz": sub.archive}, map[string]string{"learner": sub.learner.Name}, r.labels))
 	}
 	for _, cm := range cms {
 		if _, err := r.cs.CoreV1().ConfigMaps(r.ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {

@@ -387,7 +387,7 @@ func newSolveCommand(g *globals) *cobra.Command {
 					fmt.Fprintf(g.streams.Out, "applied %s (%s)\n", o.Object, o.File)
 				}
 			}
-			for _, o := range gr.Setup {
+			for _, o := range gr.Ops {
 				fmt.Fprintf(g.streams.Out, "ran %s (%s)\n", o.Summary, o.Status)
 			}
 			if err != nil {
