@@ -27,15 +27,8 @@ import (
 // kubelets, and locally: the scores, statuses and failed checks are the
 // same, and the grading namespace is gone afterwards.
 func TestClassGradingOnADockerCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a docker cluster and grades on it; skipped with -short")
-	}
+	enginetest.NeedDocker(t, "class grading")
 	ctx := t.Context()
-	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := docker.Available(actx); err != nil {
-		t.Skipf("no Docker engine answers (%v): class grading skipped", err)
-	}
 	bin, err := testbin.Path()
 	if err != nil {
 		t.Fatal(err)

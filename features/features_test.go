@@ -2,7 +2,6 @@ package features_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
@@ -182,14 +180,7 @@ func (w *logWriter) Flush() {
 // TestDockerFeatures runs the drills that need real nodes (features/docker,
 // tagged @docker) on the docker backend.
 func TestDockerFeatures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots docker clusters; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := docker.Available(ctx); err != nil {
-		t.Skipf("no Docker engine answers (%v): docker drills skipped", err)
-	}
+	enginetest.NeedDocker(t, "docker drills")
 	files, _ := filepath.Glob("docker/*.feature")
 	if len(files) == 0 {
 		t.Fatal("no drills in docker/")

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -45,14 +44,7 @@ func TestKubeconfigBackend(t *testing.T) {
 // TestKubeconfigBackendOnDocker is TestKubeconfigBackend with a docker
 // cluster (real kubelets, containerd and kube-proxy) as the existing one.
 func TestKubeconfigBackendOnDocker(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a docker cluster; skipped with -short")
-	}
-	actx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := docker.Available(actx); err != nil {
-		t.Skipf("no Docker engine answers (%v): skipped", err)
-	}
+	enginetest.NeedDocker(t, "the kubeconfig backend on a docker cluster")
 	bin, err := testbin.Path()
 	if err != nil {
 		t.Fatal(err)

@@ -4,13 +4,10 @@
 package labs
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/load"
@@ -46,14 +43,7 @@ func TestLabsPass(t *testing.T) {
 // TestDockerLabs runs every lab, and the docker-only ones in docker/, on
 // the docker backend (real kubelets and containerd).
 func TestDockerLabs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots docker clusters; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := docker.Available(ctx); err != nil {
-		t.Skipf("no Docker engine answers (%v): docker labs skipped", err)
-	}
+	enginetest.NeedDocker(t, "docker labs")
 	files, _ := filepath.Glob("*.yaml")
 	more, _ := filepath.Glob("docker/*.yaml")
 	runAll(t, append(files, more...), "docker")

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/docker"
@@ -22,6 +23,20 @@ import (
 	"kubelab.dev/kubelab/internal/testbin"
 	"kubelab.dev/kubelab/load"
 )
+
+// NeedDocker skips t, naming what is skipped, under -short (what needs
+// Docker boots clusters) or when no Docker engine answers within 5 s.
+func NeedDocker(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s boots docker clusters; skipped with -short", what)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := docker.Available(ctx); err != nil {
+		t.Skipf("no Docker engine answers (%v): %s skipped", err, what)
+	}
+}
 
 // Runner returns an engine.Runner for tests: embedded backend with state
 // under t.TempDir(), clusters tied to the test process, progress to t.Log.
