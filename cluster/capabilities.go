@@ -58,6 +58,12 @@ type Partitioner interface {
 // because its backend lacks something the lab needs.
 var ErrMissingCapability = errors.New("backend lacks a capability the lab needs")
 
+// ErrTopology is returned by a backend that cannot give the topology a
+// lab asks for (an existing cluster with fewer nodes, or nodes whose
+// capacity, taints or labels it would have to set). Like a missing
+// capability, trying again does not help.
+var ErrTopology = errors.New("the backend cannot give the cluster the lab asks for")
+
 // CapabilitiesOf returns what b can do.
 func CapabilitiesOf(b Backend) map[Capability]bool {
 	out := map[Capability]bool{}
@@ -147,8 +153,13 @@ func CheckCapabilities(b Backend, needs map[Capability]string) error {
 // in a namespace of its own and labels every object it makes, so that Down
 // removes exactly those.
 type Shared interface {
-	// RunNamespace is the namespace made for this run.
+	// RunNamespace is the namespace the run works in.
 	RunNamespace() string
+	// OwnsRunNamespace says whether the run created that namespace (and
+	// deletes it as a whole); false for one it only works in, such as
+	// "default", where objects are taken over or deleted one by one and
+	// only when they carry the run's labels.
+	OwnsRunNamespace() bool
 	// RunLabels are the labels every object of the run carries.
 	RunLabels() map[string]string
 }
@@ -161,6 +172,16 @@ func (c *Cluster) Namespace() string {
 		return s.RunNamespace()
 	}
 	return "default"
+}
+
+// OwnsNamespace says whether Namespace belongs to this run as a whole:
+// true on backends that own their cluster, and on a Shared one when the
+// run created its namespace.
+func (c *Cluster) OwnsNamespace() bool {
+	if s, ok := c.Backend.(Shared); ok {
+		return s.OwnsRunNamespace()
+	}
+	return true
 }
 
 // RunLabels are the labels objects this run makes must carry (nil when

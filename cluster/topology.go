@@ -37,6 +37,15 @@ type Topology struct {
 	// trace(). Default true; false runs the apiservers without one (to
 	// measure what it costs).
 	Audit *bool `json:"audit,omitempty" yaml:"audit,omitempty"`
+	// Namespace is where a run works on a cluster kubelab shares with
+	// others (the kubeconfig backend): namespaced objects that name none
+	// go there, expressions look there, and kubectl defaults to it. Empty:
+	// a namespace of the run's own, created and deleted with it. An
+	// exercise sets the namespace its statement names ("default"), which
+	// kubelab uses without owning it: it takes over no object there and
+	// deletes only what it labelled. Backends that own their cluster
+	// ignore it; it is set by kubelab, not written in a lab file.
+	Namespace string `json:"-" yaml:"-"`
 }
 
 // Audited reports whether the apiservers write an audit log.

@@ -32,6 +32,14 @@ type Session struct {
 // Start boots a cluster for topology t and starts watching it. name names
 // the session in progress output and in the cluster's name.
 func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*Session, error) {
+	return r.StartFor(ctx, name, t, nil)
+}
+
+// StartFor is Start for a session that needs more of its backend than the
+// Kubernetes API (capability -> what needs it, as load.Lab.Needs says): a
+// backend that lacks one is refused before anything boots, with a
+// *cluster.MissingError naming it.
+func (r *Runner) StartFor(ctx context.Context, name string, t cluster.Topology, needs map[cluster.Capability]string) (*Session, error) {
 	if r.Backend == nil {
 		return nil, fmt.Errorf("runner has no backend")
 	}
@@ -40,6 +48,9 @@ func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*S
 	t.Name = clusterName(name)
 	be, err := r.Backend(t)
 	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	if err := cluster.CheckCapabilities(be, needs); err != nil {
 		return nil, fmt.Errorf("session %s: %w", name, err)
 	}
 	x := r.newRun(name, be)

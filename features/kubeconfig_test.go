@@ -16,6 +16,7 @@ import (
 	"kubelab.dev/kubelab/cluster/kubeconfig"
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/features"
+	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/internal/testbin"
 	"kubelab.dev/kubelab/load"
 )
@@ -123,12 +124,52 @@ func kubeconfigOn(t *testing.T, host cluster.Backend) {
 		}
 	})
 
+	t.Run("exercises", func(t *testing.T) {
+		// Exercises work in the namespace their statement names, default,
+		// of a cluster they do not own: the same scores as on a cluster
+		// of their own, and nothing of theirs left there.
+		for _, c := range []struct {
+			exercise, submission string
+			score                int
+		}{
+			{"fix-service-selector", "", 3},
+			{"fix-service-selector", "solution", 10},
+			{"fix-rbac-denied", "solution", 10},
+		} {
+			ex, err := grade.LoadExercise(filepath.Join("..", "exercises", c.exercise))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sub *grade.Submission
+			if c.submission != "" {
+				if sub, err = grade.ReadSubmission(filepath.Join(ex.Dir(), c.submission), &ex.Spec.Submission); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g, err := grade.Run(ctx, r, ex, sub, "")
+			if err != nil || g.Status != grade.StatusGraded || g.Score != c.score {
+				t.Errorf("%s %q: %d/%d (%s %s) %v, want %d", c.exercise, c.submission, g.Score, g.Max, g.Status, g.Error, err, c.score)
+			}
+		}
+		ex, err := grade.LoadExercise(filepath.Join("..", "exercises", "fix-dead-scheduler"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := grade.Run(ctx, r, ex, nil, "")
+		if err != nil || g.Status != grade.StatusError || !strings.Contains(g.Error, "lacks component-faults (kill kube-scheduler-1 at") {
+			t.Errorf("fix-dead-scheduler: %s %q %v, want it refused naming component-faults", g.Status, g.Error, err)
+		}
+	})
+
 	after := snapshot(t, ctx, hc)
 	if !slices.Equal(before.namespaces, after.namespaces) {
 		t.Errorf("namespaces before %v, after %v", before.namespaces, after.namespaces)
 	}
 	if before.nodes != after.nodes {
 		t.Errorf("nodes before:\n%s\nafter:\n%s", before.nodes, after.nodes)
+	}
+	if before.inDefault != after.inDefault {
+		t.Errorf("namespace default before:\n%s\nafter:\n%s", before.inDefault, after.inDefault)
 	}
 	if before.clusterRoles != after.clusterRoles || before.policies != after.policies {
 		t.Errorf("cluster-scoped objects before %+v, after %+v", before, after)
@@ -141,6 +182,7 @@ func kubeconfigOn(t *testing.T, host cluster.Backend) {
 
 type hostState struct {
 	namespaces             []string
+	inDefault              string // its Deployments, Services, ServiceAccounts, Roles
 	nodes                  string
 	clusterRoles, policies int
 }
@@ -175,6 +217,36 @@ func snapshot(t *testing.T, ctx context.Context, c *cluster.Cluster) hostState {
 		b.WriteString(n.Name + " unschedulable=" + boolString(n.Spec.Unschedulable) + " taints=" + strings.Join(taints, ",") + " ready=" + boolString(cluster.NodeUsable(&n)) + "\n")
 	}
 	s.nodes = b.String()
+	b.Reset()
+	deps, err := cs.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deps.Items {
+		b.WriteString("deployment/" + d.Name + "\n")
+	}
+	svcs, err := cs.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range svcs.Items {
+		b.WriteString("service/" + o.Name + " " + string(o.UID) + "\n")
+	}
+	sas, err := cs.CoreV1().ServiceAccounts("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range sas.Items {
+		b.WriteString("serviceaccount/" + o.Name + "\n")
+	}
+	roles, err := cs.RbacV1().Roles("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range roles.Items {
+		b.WriteString("role/" + o.Name + "\n")
+	}
+	s.inDefault = b.String()
 	crs, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

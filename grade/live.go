@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"time"
 
@@ -151,8 +152,15 @@ func (s session) protect(ctx context.Context, ex *Exercise) error {
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cs.Discovery()))
 	uids := map[string]string{"exercise": ex.Metadata.Name}
+	// On a cluster kubelab shares, the run's labels make Down remove the
+	// policy, its binding and the ConfigMap; one already there is another
+	// run's, not to be taken over.
+	labels := map[string]string{"kubelab.dev/exercise": ex.Metadata.Name}
+	maps.Copy(labels, s.Cluster().RunLabels())
+	shared := s.Cluster().RunLabels() != nil
+	exists := func(err error) bool { return apierrors.IsAlreadyExists(err) && !shared }
 	policy := &admissionv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: ProtectPolicy, Labels: map[string]string{"kubelab.dev/exercise": ex.Metadata.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: ProtectPolicy, Labels: labels},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptr(admissionv1.Fail),
 			MatchConstraints: &admissionv1.MatchResources{},
@@ -193,7 +201,7 @@ func (s session) protect(ctx context.Context, ex *Exercise) error {
 		})
 	}
 	adm := cs.AdmissionregistrationV1()
-	if _, err := adm.ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := adm.ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil && !exists(err) {
 		return fmt.Errorf("protect: create ValidatingAdmissionPolicy %s: %w", ProtectPolicy, err)
 	}
 	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
@@ -203,11 +211,11 @@ func (s session) protect(ctx context.Context, ex *Exercise) error {
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
-	if _, err := adm.ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := adm.ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !exists(err) {
 		return fmt.Errorf("protect: create ValidatingAdmissionPolicyBinding %s: %w", ProtectPolicy, err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SetupConfigMap, Namespace: metav1.NamespaceSystem, Labels: policy.Labels}, Data: uids}
-	if _, err := cs.CoreV1().ConfigMaps(metav1.NamespaceSystem).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := cs.CoreV1().ConfigMaps(metav1.NamespaceSystem).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !exists(err) {
 		return fmt.Errorf("protect: record the uids in ConfigMap %s/%s: %w", metav1.NamespaceSystem, SetupConfigMap, err)
 	}
 	// The apiservers load policies through an informer: a policy is not

@@ -46,12 +46,16 @@ func Run(ctx context.Context, r *engine.Runner, ex *Exercise, sub *Submission, l
 	limit := ex.Timeout()
 	gctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
 	defer cancel()
-	es, err := r.Start(gctx, sessionName(ex.Metadata.Name, learner), ex.Spec.Cluster)
+	es, err := r.StartFor(gctx, sessionName(ex.Metadata.Name, learner), ex.Topology(), ex.Needs())
+	if errors.Is(err, cluster.ErrMissingCapability) || errors.Is(err, cluster.ErrTopology) {
+		g.fail(ex, StatusError, "%v", err) // no retry: the backend will not grow it
+		return g, nil
+	}
 	if err != nil && gctx.Err() == nil {
 		// A cluster that did not come up is the grader's problem, not the
 		// learner's: try once more before giving up on the submission.
 		progress(r, engine.Progress{Lab: sessionName(ex.Metadata.Name, learner), Message: fmt.Sprintf("cluster did not come up, retrying once: %v", err)})
-		es, err = r.Start(gctx, sessionName(ex.Metadata.Name, learner), ex.Spec.Cluster)
+		es, err = r.StartFor(gctx, sessionName(ex.Metadata.Name, learner), ex.Topology(), ex.Needs())
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -70,8 +74,13 @@ func Run(ctx context.Context, r *engine.Runner, ex *Exercise, sub *Submission, l
 		if keep {
 			g.Kubeconfig = kc
 			s.Progressf("cluster kept: KUBECONFIG=%s", kc)
-		} else if err != nil && r.Log != nil {
-			r.Log.Warn("tear down", "exercise", ex.Metadata.Name, "learner", learner, "err", err)
+		} else if err != nil {
+			// The score stands; what is left behind must be said (on a
+			// shared cluster it is someone else's clutter).
+			s.Progressf("tear down: %v (kubelab down --all removes what is left)", err)
+			if r.Log != nil {
+				r.Log.Warn("tear down", "exercise", ex.Metadata.Name, "learner", learner, "err", err)
+			}
 		}
 	}()
 	s.Declare(ex.Bindings())

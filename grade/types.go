@@ -1,10 +1,12 @@
 package grade
 
 import (
+	"fmt"
 	"path/filepath"
 	"time"
 
 	"kubelab.dev/kubelab/api/v1alpha1"
+	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/load"
 )
@@ -37,6 +39,39 @@ type Exercise struct {
 // Dir is the exercise's directory: samples and manifest files are
 // relative to it.
 func (e *Exercise) Dir() string { return filepath.Dir(e.File()) }
+
+// Topology is the cluster the exercise runs on. Its namespace is the
+// first the submission contract allows ("default" unless it says
+// otherwise): the one the statement names, where the exercise's objects
+// and expressions are, on a cluster kubelab shares too (--backend
+// kubeconfig).
+func (e *Exercise) Topology() cluster.Topology {
+	t := e.Spec.Cluster
+	if t.Namespace == "" {
+		t.Namespace = "default"
+		if ns := e.Spec.Submission.Namespaces; len(ns) > 0 {
+			t.Namespace = ns[0]
+		}
+	}
+	return t
+}
+
+// Needs is what the exercise needs of its backend beyond the Kubernetes
+// API, inferred from its setup, solution and checks as for a lab:
+// capability -> the first thing that needs it, with its line.
+func (e *Exercise) Needs() map[cluster.Capability]string {
+	return load.NeedsOf(e.File(), exerciseOps(e))
+}
+
+// CheckBackend refuses an exercise its backend cannot run, before
+// anything runs: the error (a *cluster.MissingError) names each missing
+// capability and what in the exercise needs it.
+func (e *Exercise) CheckBackend(b cluster.Backend) error {
+	if err := cluster.CheckCapabilities(b, e.Needs()); err != nil {
+		return fmt.Errorf("exercise %s: %w", e.Metadata.Name, err)
+	}
+	return nil
+}
 
 // Timeout is the time limit for grading one submission.
 func (e *Exercise) Timeout() time.Duration {

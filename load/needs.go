@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"iter"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine/ops"
@@ -32,12 +33,16 @@ var kindNeeds = map[string]cluster.Capability{
 // Needs is what the lab needs of its backend beyond the Kubernetes API,
 // inferred from its operations and expressions: capability -> the first
 // thing that needs it, with its line ("kill etcd-leader at line 31").
-func (l *Lab) Needs() map[cluster.Capability]string {
+func (l *Lab) Needs() map[cluster.Capability]string { return NeedsOf(l.File(), l.Operations()) }
+
+// NeedsOf is what the operations of a file need of its backend:
+// capability -> the first operation that needs it, with its line.
+func NeedsOf(file string, all iter.Seq2[string, *ops.Operation]) map[cluster.Capability]string {
 	out := map[cluster.Capability]string{}
-	for _, op := range l.Operations() {
+	for _, op := range all {
 		for k, why := range OperationNeeds(op) {
 			if _, seen := out[k]; !seen {
-				out[k] = fmt.Sprintf("%s at %s:%d", why, l.File(), op.Pos().Line)
+				out[k] = fmt.Sprintf("%s at %s:%d", why, file, op.Pos().Line)
 			}
 		}
 	}

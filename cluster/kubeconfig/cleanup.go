@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 // nodeState is what a lab may change on a node and Down puts back.
@@ -36,10 +38,12 @@ func (b *Backend) Down(ctx context.Context) error {
 		return nil
 	}
 	errs := []error{b.restoreNodes(ctx), b.deleteLabelled(ctx), b.deleteNamespace(ctx)}
-	if err := os.Remove(b.copy); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return err // keep the record: a second Down tries again
 	}
-	return errors.Join(errs...)
+	// The state directory is kubelab's own: the record, the kubeconfig
+	// copy, and what commands kept there (the exercise a run has).
+	return os.RemoveAll(b.o.Dir)
 }
 
 // restoreNodes puts back cordons, taints and labels that differ from what
@@ -102,11 +106,15 @@ func keys(ts []corev1.Taint, key func(corev1.Taint) string) []string {
 	return out
 }
 
+const admissionGroup = "admissionregistration.k8s.io"
+
 // deleteLabelled deletes every object, of every kind that can be listed
 // and deleted, that carries the run's label (outside the run's namespace,
 // which goes as a whole).
 func (b *Backend) deleteLabelled(ctx context.Context) error {
-	dyn, err := dynamic.NewForConfig(b.cfg)
+	cfg := rest.CopyConfig(b.cfg)
+	cfg.WarningHandler = rest.NoWarnings{} // listing every kind lists deprecated ones too
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -114,8 +122,12 @@ func (b *Backend) deleteLabelled(ctx context.Context) error {
 	if err != nil && len(lists) == 0 {
 		return fmt.Errorf("discover resources: %w", err)
 	}
-	sel := metav1.ListOptions{LabelSelector: LabelRun + "=" + b.run}
-	var errs []error
+	// Admission configuration first: a policy of the run (an exercise's
+	// protection) would refuse deleting the very objects it protects.
+	sort.SliceStable(lists, func(i, j int) bool {
+		return strings.HasPrefix(lists[i].GroupVersion, admissionGroup+"/") && !strings.HasPrefix(lists[j].GroupVersion, admissionGroup+"/")
+	})
+	var kinds []schema.GroupVersionResource
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
@@ -126,33 +138,70 @@ func (b *Backend) deleteLabelled(ctx context.Context) error {
 				(gv.Group == "" && r.Name == "namespaces") || (gv.Group == "" && r.Name == "events") {
 				continue
 			}
-			ri := dyn.Resource(gv.WithResource(r.Name))
-			objs, err := ri.List(ctx, sel)
-			if err != nil {
-				continue // a kind this identity may not list holds nothing of ours
+			kinds = append(kinds, gv.WithResource(r.Name))
+		}
+	}
+	// An apiserver enforces a deleted policy until its informer sees the
+	// deletion: a delete it refuses meanwhile is tried again.
+	deadline := time.Now().Add(admissionSettle)
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		errs, refused := b.deletePass(ctx, dyn, kinds)
+		if len(errs) == 0 {
+			return nil
+		}
+		if !refused || time.Now().After(deadline) {
+			return errors.Join(errs...)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(append(errs, ctx.Err())...)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// admissionSettle bounds how long Down retries deletes an admission
+// policy refuses (the run's own policy, deleted, but still enforced).
+const admissionSettle = 15 * time.Second
+
+// deletePass deletes the objects of the run of the given kinds once. It
+// says whether every failure was a refusal (Forbidden, or Invalid as a
+// ValidatingAdmissionPolicy says), worth a retry.
+func (b *Backend) deletePass(ctx context.Context, dyn dynamic.Interface, kinds []schema.GroupVersionResource) ([]error, bool) {
+	sel := metav1.ListOptions{LabelSelector: LabelRun + "=" + b.run}
+	var errs []error
+	refused := true
+	for _, k := range kinds {
+		ri := dyn.Resource(k)
+		objs, err := ri.List(ctx, sel)
+		if err != nil {
+			continue // a kind this identity may not list holds nothing of ours
+		}
+		for _, o := range objs.Items {
+			if (b.ownNS && o.GetNamespace() == b.ns) || o.GetLabels()[LabelRun] != b.run {
+				continue
 			}
-			for _, o := range objs.Items {
-				if o.GetNamespace() == b.ns || o.GetLabels()[LabelRun] != b.run {
-					continue
-				}
-				var derr error
-				if o.GetNamespace() != "" {
-					derr = ri.Namespace(o.GetNamespace()).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-				} else {
-					derr = ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-				}
-				if derr != nil && !apierrors.IsNotFound(derr) {
-					errs = append(errs, fmt.Errorf("delete %s %s: %w", r.Name, o.GetName(), derr))
-				}
+			var derr error
+			if o.GetNamespace() != "" {
+				derr = ri.Namespace(o.GetNamespace()).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			} else {
+				derr = ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			}
+			if derr != nil && !apierrors.IsNotFound(derr) {
+				errs = append(errs, fmt.Errorf("delete %s %s: %w", k.Resource, o.GetName(), derr))
+				refused = refused && (apierrors.IsForbidden(derr) || apierrors.IsInvalid(derr)) // admission says one or the other
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errs, refused
 }
 
-// deleteNamespace deletes the run's namespace, if it is the run's, and
+// deleteNamespace deletes the run's namespace, if the run created it, and
 // waits until it is gone.
 func (b *Backend) deleteNamespace(ctx context.Context) error {
+	if !b.ownNS {
+		return nil
+	}
 	nsc := b.cs.CoreV1().Namespaces()
 	ns, err := nsc.Get(ctx, b.ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

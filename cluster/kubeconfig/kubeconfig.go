@@ -9,6 +9,13 @@
 // namespace, and any cluster-scoped object a lab applied) and puts back
 // the cordons, taints and labels a lab changed on nodes.
 //
+// A run given a namespace (cluster.Topology.Namespace: an exercise's
+// "default") works there instead; it creates the namespace only when it
+// does not exist, and deletes it only then. Up records the run in the
+// state directory (run.json), so that another process can Open it: an
+// exercise started on the cluster is checked, solved and stopped by later
+// commands.
+//
 // It does not hurt the cluster: Act returns cluster.ErrUnsupported, and
 // there are no etcd endpoints, audit logs or scheduler decision logs.
 // Capabilities says so, and the engine refuses labs that need them.
@@ -27,6 +34,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -61,6 +69,8 @@ type Backend struct {
 	cs    kubernetes.Interface
 	cfg   *rest.Config
 	nodes map[string]nodeState // as found at Up, to put back at Down
+	// ownNS: the run created ns (Down deletes it as a whole).
+	ownNS bool
 }
 
 // New checks the options and the kubeconfig; nothing is created until Up.
@@ -79,11 +89,78 @@ func New(t cluster.Topology, o Options) (*Backend, error) {
 	if len(b.ns) > 63 {
 		b.ns = strings.TrimRight(b.ns[:63], "-")
 	}
+	if err := honoured(t); err != nil {
+		return nil, err
+	}
+	if t.Namespace != "" {
+		if errs := validation.IsDNS1123Label(t.Namespace); len(errs) > 0 {
+			return nil, fmt.Errorf("kubeconfig backend: namespace %q: %s", t.Namespace, strings.Join(errs, "; "))
+		}
+		b.ns = t.Namespace
+	}
 	b.copy = filepath.Join(o.Dir, "kubeconfig")
 	if _, err := b.load(); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// Source names the cluster: the kubeconfig file, and the context when one
+// was chosen.
+func (b *Backend) Source() string {
+	if b.o.Context != "" {
+		return b.o.Kubeconfig + " (context " + b.o.Context + ")"
+	}
+	return b.o.Kubeconfig
+}
+
+// Dir is the run's state directory.
+func (b *Backend) Dir() string { return b.o.Dir }
+
+// honoured refuses node settings only a cluster kubelab makes has: an
+// existing cluster keeps its nodes' capacity, taints and labels, and a
+// lab that counts on them would see something else.
+func honoured(t cluster.Topology) error {
+	for _, n := range t.Nodes {
+		var what []string
+		if len(n.Capacity) > 0 {
+			what = append(what, "capacity")
+		}
+		if len(n.Taints) > 0 {
+			what = append(what, "taints")
+		}
+		if len(n.Labels) > 0 {
+			what = append(what, "labels")
+		}
+		if len(what) > 0 {
+			return fmt.Errorf("kubeconfig backend: node %s sets %s: %w (an existing cluster keeps its own nodes)", n.Name, strings.Join(what, ", "), cluster.ErrTopology)
+		}
+	}
+	return nil
+}
+
+// wanted is the number of worker nodes the topology asks for.
+func wanted(t cluster.Topology) int {
+	if len(t.Nodes) > 0 {
+		return len(t.Nodes)
+	}
+	return max(t.Workers, 1)
+}
+
+// schedulable counts the nodes new pods can go to: not cordoned, without
+// a NoSchedule or NoExecute taint (a control-plane node).
+func schedulable(nodes []corev1.Node) int {
+	n := 0
+	for i := range nodes {
+		ok := !nodes[i].Spec.Unschedulable
+		for _, t := range nodes[i].Spec.Taints {
+			ok = ok && t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
 }
 
 // Name is "kubeconfig".
@@ -92,8 +169,11 @@ func (b *Backend) Name() string { return "kubeconfig" }
 // Capabilities: only what the Kubernetes API gives any client.
 func (b *Backend) Capabilities() []cluster.Capability { return nil }
 
-// RunNamespace is the namespace made for this run.
+// RunNamespace is the namespace the run works in.
 func (b *Backend) RunNamespace() string { return b.ns }
+
+// OwnsRunNamespace says whether the run created its namespace.
+func (b *Backend) OwnsRunNamespace() bool { return b.ownNS }
 
 // RunLabels mark what this run made.
 func (b *Backend) RunLabels() map[string]string {
@@ -144,17 +224,16 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 	if err := os.MkdirAll(b.o.Dir, 0o700); err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
+	if _, err := os.Stat(filepath.Join(b.o.Dir, stateFile)); err == nil {
+		return fmt.Errorf("run %s is already recorded in %s: remove it first (kubelab down --name %s)", b.run, b.o.Dir, b.run)
+	}
 	if err := clientcmd.WriteToFile(*raw, b.copy); err != nil {
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
 	if err := os.Chmod(b.copy, 0o600); err != nil {
 		return err
 	}
-	if b.cfg, err = clientcmd.BuildConfigFromFlags("", b.copy); err != nil {
-		return fmt.Errorf("kubeconfig %s: %w", b.o.Kubeconfig, err)
-	}
-	b.cfg.QPS, b.cfg.Burst, b.cfg.Timeout = 100, 200, 15*time.Second
-	if b.cs, err = kubernetes.NewForConfig(b.cfg); err != nil {
+	if err := b.connect(); err != nil {
 		return err
 	}
 	if err := b.healthy(ctx); err != nil {
@@ -168,7 +247,29 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 	if err := b.makeNamespace(ctx); err != nil {
 		return err
 	}
-	say("namespace", b.ns+" created")
+	if err := b.save(); err != nil {
+		return err
+	}
+	if b.ownNS {
+		say("namespace", b.ns+" created")
+	} else {
+		say("namespace", b.ns+" (exists: kubelab takes over nothing in it and deletes only what it labels)")
+	}
+	return nil
+}
+
+// connect makes the clients of the kubeconfig copy.
+func (b *Backend) connect() error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", b.copy)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", b.o.Kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst, cfg.Timeout = 100, 200, 15*time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	b.cfg, b.cs = cfg, cs
 	return nil
 }
 
@@ -204,6 +305,9 @@ func (b *Backend) nodesReady(ctx context.Context) error {
 				}
 			}
 			if len(notReady) == 0 {
+				if want, have := wanted(b.topo), schedulable(nl.Items); have < want {
+					return fmt.Errorf("the run wants %d worker nodes and the cluster of %s has %d that take new pods: %w", want, b.Source(), have, cluster.ErrTopology)
+				}
 				b.noteNodes(nl.Items)
 				return nil
 			}
@@ -230,11 +334,18 @@ func (b *Backend) noteNodes(nodes []corev1.Node) {
 	b.topo.Workers = len(nodes)
 }
 
-// makeNamespace creates the run's namespace and waits for its default
-// ServiceAccount (pods are refused until it exists).
+// makeNamespace creates the run's namespace (a given one only when it
+// does not exist) and waits for its default ServiceAccount (pods are
+// refused until it exists).
 func (b *Backend) makeNamespace(ctx context.Context) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: b.ns, Labels: b.RunLabels()}}
-	if _, err := b.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: "kubelab"}); err != nil {
+	_, err := b.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: "kubelab"})
+	switch {
+	case err == nil:
+		b.ownNS = true
+	case apierrors.IsAlreadyExists(err) && b.topo.Namespace != "":
+		b.ownNS = false // someone else's: work in it, never delete it
+	default:
 		return fmt.Errorf("create namespace %s: %w", b.ns, err)
 	}
 	var last error

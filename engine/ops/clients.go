@@ -27,6 +27,9 @@ type Clients struct {
 	mapper    *restmapper.DeferredDiscoveryRESTMapper
 	// namespace is where namespaced objects that name none go.
 	namespace string
+	// ownsNamespace: the run owns namespace, so objects there need no
+	// owner check (see owned).
+	ownsNamespace bool
 	// labels are put on every object applied (a shared cluster's run
 	// labels; nil otherwise).
 	labels map[string]string
@@ -42,7 +45,7 @@ func NewClients(c *cluster.Cluster) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Clientset: cs, dyn: d.Client, mapper: d.Mapper, namespace: c.Namespace(), labels: c.RunLabels()}, nil
+	return &Clients{Clientset: cs, dyn: d.Client, mapper: d.Mapper, namespace: c.Namespace(), ownsNamespace: c.OwnsNamespace(), labels: c.RunLabels()}, nil
 }
 
 // resource finds the REST resource of an object kind ("Deployment", or

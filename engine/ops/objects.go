@@ -44,7 +44,7 @@ func ApplyObjects(ctx context.Context, env Env, objects []Object, namespace stri
 		}
 		id := strings.ToLower(u.GetKind()) + "/" + u.GetName()
 		if a.labels != nil {
-			if u, err = a.owned(ctx, ri, u, namespaced && ns == ""); err != nil {
+			if u, err = a.owned(ctx, ri, u, namespaced && (ns == "" || ns == a.namespace) && a.ownsNamespace); err != nil {
 				return strings.Join(done, "\n"), fmt.Errorf("%s %s (%s:%s): %w", map[bool]string{true: "create", false: "apply"}[create], id, o.File, o.Pos, err)
 			}
 		}
@@ -89,7 +89,8 @@ var ErrNotOurs = errors.New("exists and was not created by this run: kubelab cha
 
 // owned returns a copy of u carrying the run's labels. Outside the run's
 // namespace (cluster-scoped objects, other namespaces) the object must not
-// exist yet or must carry the run's labels already: a run never takes
+// exist yet or must carry the run's labels already; so too in a run
+// namespace the run does not own ("default" of an exercise): a run never takes
 // over, and so never deletes, what someone else made.
 func (a *Clients) owned(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, inRunNamespace bool) (*unstructured.Unstructured, error) {
 	// A copy through JSON: objects parsed from YAML hold Go ints, which

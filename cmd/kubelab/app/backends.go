@@ -53,6 +53,15 @@ func (k *kubeFlags) check(kind string) error {
 
 func (g *globals) dockerDir(name string) string { return filepath.Join(g.home, "docker", name) }
 
+// kubeconfigDir is the state directory of a run on a cluster kubelab did
+// not create.
+func (g *globals) kubeconfigDir(name string) string { return filepath.Join(g.home, "kubeconfig", name) }
+
+// newKubeconfigBackend is a run named t.Name on the cluster of kf.
+func newKubeconfigBackend(g *globals, t cluster.Topology, kf *kubeFlags) (*kubeconfig.Backend, error) {
+	return kubeconfig.New(t, kubeconfig.Options{Kubeconfig: kf.kubeconfig, Context: kf.context, Dir: g.kubeconfigDir(t.Name)})
+}
+
 // newBackend makes a backend of the given kind for topology t. Ephemeral
 // clusters (labs) belong to this process and are swept once it is gone.
 func newBackend(g *globals, kind string, t cluster.Topology, ephemeral bool) (cluster.Backend, error) {
@@ -90,9 +99,7 @@ func backendFor(g *globals, kind, bin string, kf *kubeFlags) (engine.NewBackend,
 	case backendEmbedded, "", backendDocker:
 	case backendKubeconfig:
 		o := *kf
-		return func(t cluster.Topology) (cluster.Backend, error) {
-			return kubeconfig.New(t, kubeconfig.Options{Kubeconfig: o.kubeconfig, Context: o.context, Dir: filepath.Join(g.home, "kubeconfig", t.Name)})
-		}, nil
+		return func(t cluster.Topology) (cluster.Backend, error) { return newKubeconfigBackend(g, t, &o) }, nil
 	default:
 		return nil, fmt.Errorf("unknown backend %q (want %s, %s or %s)", kind, backendEmbedded, backendDocker, backendKubeconfig)
 	}
@@ -108,6 +115,13 @@ func openBackend(ctx context.Context, g *globals) (cluster.Backend, error) {
 	}
 	if !errors.Is(err, embedded.ErrNotFound) {
 		return nil, err
+	}
+	k, kerr := kubeconfig.Open(g.kubeconfigDir(g.name))
+	if kerr == nil {
+		return k, nil
+	}
+	if !errors.Is(kerr, kubeconfig.ErrNotFound) {
+		return nil, kerr
 	}
 	if dockerUp(ctx) {
 		d, derr := docker.Open(ctx, g.name, docker.Options{Home: g.home, Dir: g.dockerDir(g.name)})

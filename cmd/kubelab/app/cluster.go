@@ -14,6 +14,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/docker"
+	"kubelab.dev/kubelab/cluster/kubeconfig"
 )
 
 type upFlags struct {
@@ -116,12 +117,21 @@ func up(ctx context.Context, g *globals, backend string, t cluster.Topology) err
 	if err != nil {
 		return invalid(err)
 	}
-	t = b.Topology()
+	return boot(ctx, g, b)
+}
+
+// boot brings b up, showing its progress, and prints its KUBECONFIG line.
+func boot(ctx context.Context, g *globals, b cluster.Backend) error {
+	t := b.Topology()
 	w := g.streams.Err
-	fmt.Fprintf(w, "Booting cluster %q: %d etcd, %d apiserver(s), %d scheduler(s), %d controller-manager(s), %d node(s)\n",
-		t.Name, t.Etcd, t.APIServers, t.Schedulers, t.ControllerManagers, len(t.Nodes))
+	if k, ok := b.(*kubeconfig.Backend); ok {
+		fmt.Fprintf(w, "Using the existing cluster of %s, in namespace %s\n", k.Source(), k.RunNamespace())
+	} else {
+		fmt.Fprintf(w, "Booting cluster %q: %d etcd, %d apiserver(s), %d scheduler(s), %d controller-manager(s), %d node(s)\n",
+			t.Name, t.Etcd, t.APIServers, t.Schedulers, t.ControllerManagers, len(t.Nodes))
+	}
 	start := time.Now()
-	err = b.Up(ctx, func(e cluster.Event) {
+	err := b.Up(ctx, func(e cluster.Event) {
 		fmt.Fprintf(w, "  %6.2fs  %-26s %s\n", e.Elapsed.Seconds(), e.Component, e.Message)
 	})
 	if err != nil {
@@ -146,6 +156,7 @@ func newDownCommand(g *globals) *cobra.Command {
 				for _, n := range names {
 					fmt.Fprintf(g.streams.Err, "removed cluster %q\n", n)
 				}
+				err = errors.Join(err, downKubeconfigRuns(cmd.Context(), g))
 				if dockerUp(cmd.Context()) {
 					dnames, derr := docker.Sweep(cmd.Context(), g.home, true)
 					for _, n := range dnames {
@@ -168,6 +179,30 @@ func newDownCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "remove every cluster and every orphaned process")
 	return cmd
+}
+
+// downKubeconfigRuns removes what every recorded run on a cluster kubelab
+// did not create made there (live exercises, runs killed before their
+// cleanup).
+func downKubeconfigRuns(ctx context.Context, g *globals) error {
+	root := filepath.Join(g.home, "kubeconfig")
+	names, err := kubeconfig.Runs(root)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range names {
+		b, err := kubeconfig.Open(filepath.Join(root, n))
+		if err == nil {
+			err = b.Down(ctx)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("run %s on %s: %w", n, root, err))
+			continue
+		}
+		fmt.Fprintf(g.streams.Err, "removed run %q (its objects on the cluster of %s)\n", n, b.Source())
+	}
+	return errors.Join(errs...)
 }
 
 func newKubeconfigCommand(g *globals) *cobra.Command {

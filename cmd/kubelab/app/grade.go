@@ -94,6 +94,9 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 			if err != nil {
 				return invalid(err)
 			}
+			if err := checkExerciseBackend(r, ex); err != nil {
+				return invalid(err)
+			}
 			r.Progress = quietWhenInterrupted(cmd.Context(), g, r.Progress)
 			if f.submission != "" {
 				return gradeOne(cmd, g, f, r, ex)
@@ -119,6 +122,19 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 	fl.StringVar(&f.onContext, "on-context", "", "with --on: the kubeconfig's context to use (default its current context)")
 	fl.StringVar(&f.image, "image", "", "with --on: the grader image the pods run (default: the one `kubelab images build` makes of this binary)")
 	return cmd
+}
+
+// checkExerciseBackend refuses, before any submission is graded, an
+// exercise that needs what the runner's backend lacks (every submission
+// would fail the same way).
+func checkExerciseBackend(r *engine.Runner, ex *grade.Exercise) error {
+	t := ex.Topology()
+	t.Name = ex.Metadata.Name
+	b, err := r.Backend(t) // makes nothing yet
+	if err != nil {
+		return err
+	}
+	return ex.CheckBackend(b)
 }
 
 func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {

@@ -102,6 +102,7 @@ func liveRunner(g *globals, progress bool) (*engine.Runner, error) {
 
 func newExerciseStartCommand(g *globals) *cobra.Command {
 	var backend string
+	var kf kubeFlags
 	cmd := &cobra.Command{
 		Use:   "start EXERCISE",
 		Short: "Boot an exercise's cluster, run its setup and leave it up: work on it with kubectl, then kubelab check",
@@ -116,7 +117,8 @@ score as often as you like, kubelab check --watch to see checks turn
 green, kubelab check --final for the final score, kubelab exercise stop
 to remove the cluster.`,
 		Example: `  eval "$(kubelab exercise start exercises/fix-service-selector)"
-  kubelab check --watch`,
+  kubelab check --watch
+  kubelab exercise start exercises/fix-pending-pods --backend kubeconfig --kubeconfig ~/.kube/config --name mine`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ex, err := grade.LoadExercise(args[0])
@@ -126,21 +128,38 @@ to remove the cluster.`,
 			if err := ex.CheckLive(); err != nil {
 				return invalid(err)
 			}
-			return startExercise(cmd.Context(), g, backend, ex)
+			if err := kf.check(backend); err != nil {
+				return invalid(err)
+			}
+			return startExercise(cmd.Context(), g, backend, &kf, ex)
 		},
 	}
-	cmd.Flags().StringVar(&backend, "backend", backendEmbedded, "where the cluster runs: embedded or docker")
+	cmd.Flags().StringVar(&backend, "backend", backendEmbedded, "where the cluster runs: embedded, docker, or kubeconfig (an existing cluster: --kubeconfig)")
+	kf.add(cmd.Flags())
 	return cmd
 }
 
-func startExercise(ctx context.Context, g *globals, backend string, ex *grade.Exercise) (err error) {
-	t := ex.Spec.Cluster
+func startExercise(ctx context.Context, g *globals, backend string, kf *kubeFlags, ex *grade.Exercise) (err error) {
+	t := ex.Topology()
 	t.Name = g.name
-	if err := up(ctx, g, backend, t); err != nil {
-		return err
+	var b cluster.Backend
+	if backend == backendKubeconfig {
+		// A cluster kubelab did not create: the exercise works in the
+		// namespace its statement names, taking over nothing there.
+		b, err = newKubeconfigBackend(g, t, kf)
+	} else {
+		b, err = newBackend(g, backend, t, false)
 	}
-	b, err := openBackend(ctx, g)
 	if err != nil {
+		return invalid(err)
+	}
+	if err := ex.CheckBackend(b); err != nil {
+		return invalid(err) // before anything boots or changes
+	}
+	if err := boot(ctx, g, b); err != nil {
+		if backend == backendKubeconfig {
+			_ = b.Down(context.WithoutCancel(ctx)) // what Up made, nothing else
+		}
 		return err
 	}
 	defer func() {

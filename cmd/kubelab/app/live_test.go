@@ -21,6 +21,46 @@ import (
 func TestLiveExerciseLoop(t *testing.T) {
 	bin := binOrSkip(t)
 	home, name := t.TempDir(), fmt.Sprintf("live-%d", os.Getpid())
+	liveLoop(t, bin, home, name, nil)
+	if pids := clusterPIDs(home, name); len(pids) > 0 {
+		t.Errorf("processes left after exercise stop: %v", pids)
+	}
+	if _, err := os.Stat(filepath.Join(home, "clusters", name)); !os.IsNotExist(err) {
+		t.Errorf("state directory left after exercise stop (%v)", err)
+	}
+}
+
+// TestLiveExerciseLoopOnKubeconfig is the same session on a cluster
+// kubelab did not create (--backend kubeconfig): the exercise works in
+// namespace default of that cluster, and exercise stop removes its
+// objects, its admission policy and its record, and nothing else.
+func TestLiveExerciseLoopOnKubeconfig(t *testing.T) {
+	bin := binOrSkip(t)
+	home, host, name := t.TempDir(), fmt.Sprintf("host-%d", os.Getpid()), fmt.Sprintf("live-%d", os.Getpid())
+	out, err := exec.Command(bin, "--home", home, "--name", host, "up", "--workers", "1").CombinedOutput()
+	t.Cleanup(func() { down(t, bin, home, host) })
+	if err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	kc := filepath.Join(home, "clusters", host, "admin.kubeconfig")
+	liveLoop(t, bin, home, name, []string{"--backend", "kubeconfig", "--kubeconfig", kc})
+	if _, err := os.Stat(filepath.Join(home, "kubeconfig", name)); !os.IsNotExist(err) {
+		t.Errorf("run record left after exercise stop (%v)", err)
+	}
+	left, err := exec.Command(bin, "--home", home, "--name", host, "kubectl", "get", "deployments,services,configmaps,validatingadmissionpolicies",
+		"-A", "-l", "dev.kubelab.managed", "-o", "name").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(left)) != "" {
+		t.Errorf("objects of the exercise left on the host cluster (%v):\n%s", err, left)
+	}
+	if out, err := exec.Command(bin, "--home", home, "--name", host, "kubectl", "get", "deployment", "coredns", "-n", "kube-system", "-o", "name").CombinedOutput(); err != nil {
+		t.Errorf("the host cluster's own objects were touched: %v\n%s", err, out)
+	}
+}
+
+// liveLoop runs the learner's session on exercise fix-service-selector,
+// started with kubelab exercise start and the given extra arguments.
+func liveLoop(t *testing.T, bin, home, name string, startArgs []string) {
+	t.Helper()
 	root := filepath.Join("..", "..", "..")
 	run := func(args ...string) (string, int) {
 		t.Helper()
@@ -37,10 +77,12 @@ func TestLiveExerciseLoop(t *testing.T) {
 		}
 		return string(out), 0
 	}
-	out, code := run("exercise", "start", "exercises/fix-service-selector")
+	out, code := run(append([]string{"exercise", "start", "exercises/fix-service-selector"}, startArgs...)...)
 	t.Cleanup(func() {
-		if _, err := os.Stat(filepath.Join(home, "clusters", name)); err == nil {
-			down(t, bin, home, name)
+		for _, dir := range []string{"clusters", "kubeconfig"} {
+			if _, err := os.Stat(filepath.Join(home, dir, name)); err == nil {
+				down(t, bin, home, name)
+			}
 		}
 	})
 	if code != 0 || !strings.Contains(out, "export KUBECONFIG=") || !strings.Contains(out, "answers nobody") {
@@ -88,12 +130,6 @@ func TestLiveExerciseLoop(t *testing.T) {
 	}
 	if out, code := run("exercise", "stop"); code != 0 {
 		t.Errorf("exercise stop: exit %d\n%s", code, out)
-	}
-	if pids := clusterPIDs(home, name); len(pids) > 0 {
-		t.Errorf("processes left after exercise stop: %v", pids)
-	}
-	if _, err := os.Stat(filepath.Join(home, "clusters", name)); !os.IsNotExist(err) {
-		t.Errorf("state directory left after exercise stop (%v)", err)
 	}
 	if out, code := run("check"); code != 2 {
 		t.Errorf("check without a cluster: exit %d, want 2\n%s", code, out)
