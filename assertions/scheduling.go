@@ -14,7 +14,9 @@ import (
 // .selected, .filtered["worker-1"].plugin and .reason,
 // .scores["worker-2"]["NodeResourcesFit"] (normalized, 0-100),
 // .raw[node][plugin], .weights[plugin], .total[node] (sum of score x
-// weight), .best (the nodes with the highest total), .feasible, .result.
+// weight), .best (the nodes with the highest total), .feasible, .result,
+// .unitemized (scored nodes beyond the 20 best whose per-plugin scores
+// were not written down; .total has them all).
 type Scheduling struct {
 	obs.Decision
 	// Best are the nodes with the highest total (several on a tie).

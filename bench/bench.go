@@ -114,6 +114,36 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable
 
 // PSS sums the proportional set size (shared pages counted once) of every
 // process of a cluster: each component's process and its descendants (a
+// CPUByRole is the CPU seconds (user and system) the cluster's processes
+// have spent so far, summed by role (a process several components share,
+// such as the kwok of every node, counts once, under its first role).
+// Components without a process of their own here (containers) are not
+// counted.
+func CPUByRole(ctx context.Context, b cluster.Backend) (map[cluster.Role]float64, error) {
+	comps, err := b.Components(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[cluster.Role]float64{}
+	seen := map[int]bool{}
+	for _, c := range comps {
+		if c.PID <= 0 || seen[c.PID] {
+			continue
+		}
+		seen[c.PID] = true
+		p, err := procfs.NewProc(c.PID)
+		if err != nil {
+			continue // exited since
+		}
+		st, err := p.Stat()
+		if err != nil {
+			continue
+		}
+		out[c.Role] += st.CPUTime()
+	}
+	return out, nil
+}
+
 // container's processes descend from its init).
 func PSS(ctx context.Context, b cluster.Backend) (float64, error) {
 	comps, err := b.Components(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 	"text/tabwriter"
@@ -49,6 +50,11 @@ type ScaleResult struct {
 	// until the node lifecycle controller marks it NotReady; Grace is
 	// the node monitor grace period of the bench's clusters.
 	NodeDown, Grace float64
+	// BootCPU and PodsCPU are the CPU seconds (user and system) each role
+	// of the cluster's processes spent booting (until nodes Ready) and
+	// from creating the Deployment until every pod ran: where the time
+	// goes on a machine whose cores they all share.
+	BootCPU, PodsCPU map[cluster.Role]float64
 }
 
 // benchGrace is the node monitor grace period of bench scale's clusters:
@@ -96,6 +102,7 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 		return res, err
 	}
 	res.ControlPlane = cp.Seconds()
+	res.BootCPU, _ = CPUByRole(ctx, b) // a measure, not a reason to fail the bench
 	say(fmt.Sprintf("cluster usable in %.2fs; creating %d pods", time.Since(start).Seconds(), pods))
 	c := cluster.New(b, nil)
 	defer c.Close()
@@ -104,6 +111,7 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 		return res, err
 	}
 	t0 := time.Now()
+	cpu0, _ := CPUByRole(ctx, b)
 	replicas := int32(pods)
 	labels := map[string]string{"app": "bench"}
 	_, err = cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
@@ -152,6 +160,12 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 	}
 	res.PodsRunning = time.Since(t0).Seconds()
 	res.PodsPerSecond = float64(pods) / res.PodsRunning
+	if cpu1, err := CPUByRole(ctx, b); err == nil {
+		res.PodsCPU = map[cluster.Role]float64{}
+		for r, v := range cpu1 {
+			res.PodsCPU[r] = v - cpu0[r]
+		}
+	}
 	res.ExprMillis, err = exprMillis(ctx, c, `all(pods("app=bench"), .phase == "Running")`, 21)
 	if err != nil {
 		return res, err
@@ -252,6 +266,27 @@ func WriteScale(w io.Writer, rs []ScaleResult) error {
 	for _, r := range rs {
 		fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.2f (%.0f)\n", r.Nodes, r.Pods, r.Recorded, r.Audited, r.ControlPlane, r.NodesReady,
 			r.PodsScheduled, r.PodsRunning, r.PodsPerSecond, r.PeakPSS, r.ExprMillis, r.NodeDown, r.Grace)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeCPU(w, rs)
+}
+
+// writeCPU prints where the CPU went, by role, for each result: seconds
+// while booting, while the pods started, and per pod.
+func writeCPU(w io.Writer, rs []ScaleResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nNODES\tPODS\tRECORDED\tAUDITED\tCOMPONENT\tBOOT CPU s\tPODS CPU s\tCPU ms per pod")
+	for _, r := range rs {
+		roles := slices.Sorted(maps.Keys(r.BootCPU))
+		for _, role := range roles {
+			perPod := 0.0
+			if r.Pods > 0 {
+				perPod = r.PodsCPU[role] * 1000 / float64(r.Pods)
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%s\t%.1f\t%.1f\t%.1f\n", r.Nodes, r.Pods, r.Recorded, r.Audited, role, r.BootCPU[role], r.PodsCPU[role], perPod)
+		}
 	}
 	return tw.Flush()
 }

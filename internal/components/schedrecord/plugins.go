@@ -312,5 +312,36 @@ func (c *cycle) decision(args recorderArgs, pod *v1.Pod, node string) observe.De
 		d.Feasible = []string{node}
 	}
 	sort.Strings(d.Feasible)
+	d.Raw, d.Scores, d.Unitemized = itemize(d, observe.DetailedNodes)
 	return d
+}
+
+// itemize keeps the per-plugin scores of the n best nodes by total (ties
+// by name) and of the selected node, and counts the scored nodes left
+// out.
+func itemize(d observe.Decision, n int) (raw, norm map[string]map[string]int64, left int) {
+	if len(d.Total) <= n {
+		return d.Raw, d.Scores, 0
+	}
+	nodes := make([]string, 0, len(d.Total))
+	for name := range d.Total {
+		nodes = append(nodes, name)
+	}
+	sort.Slice(nodes, func(i, j int) bool {
+		if d.Total[nodes[i]] != d.Total[nodes[j]] {
+			return d.Total[nodes[i]] > d.Total[nodes[j]]
+		}
+		return nodes[i] < nodes[j]
+	})
+	keep := append(nodes[:n:n], d.Selected)
+	raw, norm = map[string]map[string]int64{}, map[string]map[string]int64{}
+	for _, name := range keep {
+		if s, ok := d.Raw[name]; ok {
+			raw[name] = s
+		}
+		if s, ok := d.Scores[name]; ok {
+			norm[name] = s
+		}
+	}
+	return raw, norm, len(d.Total) - len(norm)
 }
