@@ -4,34 +4,46 @@ import (
 	"fmt"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+
 	"kubelab.dev/kubelab/observe"
 )
 
-// TestItemize: past n scored nodes, a decision keeps the per-plugin scores
-// of the n best by total and of the selected node, counts the others, and
-// leaves the totals whole.
-func TestItemize(t *testing.T) {
-	d := observe.Decision{Total: map[string]int64{}, Raw: map[string]map[string]int64{}, Scores: map[string]map[string]int64{}}
-	for i := range 30 {
-		n := fmt.Sprintf("worker-%d", i)
-		d.Total[n] = int64(i)
-		d.Raw[n] = map[string]int64{"NodeResourcesFit": int64(i)}
-		d.Scores[n] = map[string]int64{"NodeResourcesFit": int64(i)}
+// TestDecisionItemizes: past DetailedNodes scored nodes, a decision keeps
+// the per-plugin scores of the best by total and of the selected node,
+// counts the others, and keeps every node's total and feasibility.
+func TestDecisionItemizes(t *testing.T) {
+	const nodes = 30
+	c := newCycle()
+	raw, norm := fwk.NodeScoreList{}, fwk.NodeScoreList{}
+	for i := range nodes {
+		n := fmt.Sprintf("worker-%02d", i)
+		raw = append(raw, fwk.NodeScore{Name: n, Score: int64(1000 * i)})
+		norm = append(norm, fwk.NodeScore{Name: n, Score: int64(i)})
 	}
-	d.Selected = "worker-3" // not among the best: a tie broken elsewhere, or a later bind
-	raw, norm, left := itemize(d, 5)
-	if left != 24 || len(raw) != 6 || len(norm) != 6 {
-		t.Fatalf("itemized %d raw, %d normalized, %d left out; want 6, 6, 24", len(raw), len(norm), left)
+	c.scored("NodeResourcesFit", raw, norm)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
+	args := recorderArgs{Weights: map[string]int64{"NodeResourcesFit": 2}}
+	d := c.decision(args, pod, "worker-03") // not among the best: a tie broken elsewhere
+	if len(d.Total) != nodes || len(d.Feasible) != nodes || d.Total["worker-29"] != 58 {
+		t.Fatalf("totals %v, feasible %d: want all %d nodes", d.Total, len(d.Feasible), nodes)
 	}
-	for _, n := range []string{"worker-29", "worker-25", "worker-3"} {
-		if _, ok := norm[n]; !ok {
-			t.Errorf("%s not itemized: %v", n, norm)
-		}
+	want := observe.DetailedNodes + 1
+	if len(d.Scores) != want || len(d.Raw) != want || d.Unitemized != nodes-want {
+		t.Fatalf("itemized %d normalized, %d raw, %d left out; want %d, %d, %d", len(d.Scores), len(d.Raw), d.Unitemized, want, want, nodes-want)
 	}
-	if _, ok := norm["worker-24"]; ok {
-		t.Error("worker-24 itemized, though sixth best")
+	if d.Raw["worker-29"]["NodeResourcesFit"] != 29000 || d.Scores["worker-03"]["NodeResourcesFit"] != 3 {
+		t.Errorf("best or selected node not itemized: raw %v, scores %v", d.Raw, d.Scores)
 	}
-	if raw, norm, left := itemize(d, 30); left != 0 || len(raw) != 30 || len(norm) != 30 {
-		t.Errorf("a decision within the limit lost detail: %d %d %d", len(raw), len(norm), left)
+	if _, ok := d.Scores["worker-09"]; ok {
+		t.Error("worker-09 itemized, though not among the best")
+	}
+
+	small := newCycle()
+	small.scored("NodeResourcesFit", raw[:3], norm[:3])
+	if d := small.decision(args, pod, "worker-02"); len(d.Scores) != 3 || d.Unitemized != 0 || d.Result != "Scheduled" {
+		t.Errorf("a decision within the limit lost detail: %+v", d)
 	}
 }

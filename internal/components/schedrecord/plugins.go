@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -132,29 +133,32 @@ func (w *wrapper) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 	if state.GetSkipScorePlugins().Has(w.name) {
 		return 0, nil
 	}
-	s, st := w.score.Score(ctx, state, pod, ni)
-	if c := cycleOf(state); c != nil && st.IsSuccess() {
-		c.scored(ni.Node().Name, w.name, s, false)
-	}
-	return s, st
+	// Recorded at NormalizeScore, which gets every node's raw score at
+	// once: one record per plugin, not a lock per node and plugin.
+	return w.score.Score(ctx, state, pod, ni)
 }
 
-// ScoreExtensions always normalizes, so the normalized scores are seen:
-// through the plugin's own NormalizeScore, or unchanged without one.
+// ScoreExtensions always normalizes, so the scores are seen: through the
+// plugin's own NormalizeScore, or unchanged without one.
 func (w *wrapper) ScoreExtensions() fwk.ScoreExtensions { return w }
 
+// NormalizeScore gets the raw scores of every node, which it records with
+// what the plugin's own NormalizeScore makes of them.
 func (w *wrapper) NormalizeScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
 	if state.GetSkipScorePlugins().Has(w.name) {
 		return nil
+	}
+	c := cycleOf(state)
+	var raw fwk.NodeScoreList
+	if c != nil {
+		raw = slices.Clone(scores)
 	}
 	var st *fwk.Status
 	if ext := w.score.ScoreExtensions(); ext != nil {
 		st = ext.NormalizeScore(ctx, state, pod, scores)
 	}
-	if c := cycleOf(state); c != nil && st.IsSuccess() {
-		for _, s := range scores {
-			c.scored(s.Name, w.name, s.Score, true)
-		}
+	if c != nil && st.IsSuccess() {
+		c.scored(w.name, raw, slices.Clone(scores))
 	}
 	return st
 }
@@ -246,19 +250,19 @@ func cycleOf(state fwk.CycleState) *cycle {
 	return c
 }
 
-// cycle is one scheduling cycle's record. Filter and Score run on many
-// nodes at once, so it locks. Preemption filters copies of the state: the
-// copies share the record, and a node keeps the first rejection it got
-// (the one the scheduler acted on).
+// cycle is one scheduling cycle's record. Filter runs on many nodes at
+// once and NormalizeScore on many plugins, so it locks. Preemption filters
+// copies of the state: the copies share the record, and a node keeps the
+// first rejection it got (the one the scheduler acted on).
 type cycle struct {
 	mu       sync.Mutex
 	rejected map[string]observe.Rejection
-	raw      map[string]map[string]int64
-	norm     map[string]map[string]int64
+	// raw and norm map a Score plugin to every scored node's score.
+	raw, norm map[string]fwk.NodeScoreList
 }
 
 func newCycle() *cycle {
-	return &cycle{rejected: map[string]observe.Rejection{}, raw: map[string]map[string]int64{}, norm: map[string]map[string]int64{}}
+	return &cycle{rejected: map[string]observe.Rejection{}, raw: map[string]fwk.NodeScoreList{}, norm: map[string]fwk.NodeScoreList{}}
 }
 
 // Clone shares the record (see cycle).
@@ -279,17 +283,11 @@ func (c *cycle) filtered(node, plugin string, st *fwk.Status) {
 	}
 }
 
-func (c *cycle) scored(node, plugin string, score int64, normalized bool) {
+// scored records one plugin's raw and normalized scores of every node.
+func (c *cycle) scored(plugin string, raw, norm fwk.NodeScoreList) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := c.raw
-	if normalized {
-		m = c.norm
-	}
-	if m[node] == nil {
-		m[node] = map[string]int64{}
-	}
-	m[node][plugin] = score
+	c.raw[plugin], c.norm[plugin] = raw, norm
 }
 
 func (c *cycle) decision(args recorderArgs, pod *v1.Pod, node string) observe.Decision {
@@ -297,51 +295,76 @@ func (c *cycle) decision(args recorderArgs, pod *v1.Pod, node string) observe.De
 	defer c.mu.Unlock()
 	d := observe.Decision{Time: time.Now().UTC(), Profile: args.Profile, Pod: pod.Namespace + "/" + pod.Name, UID: string(pod.UID),
 		Result: "Unschedulable", Selected: node, Filters: args.Filters, Filtered: c.rejected, Weights: args.Weights,
-		Raw: c.raw, Scores: c.norm, Total: map[string]int64{}}
+		Total: map[string]int64{}}
 	if node != "" {
 		d.Result = "Scheduled"
 	}
-	for n, scores := range c.norm {
-		d.Feasible = append(d.Feasible, n)
-		for p, s := range scores {
-			d.Total[n] += s * args.Weights[p]
+	for p, list := range c.norm {
+		for _, s := range list {
+			d.Total[s.Name] += s.Score * args.Weights[p]
 		}
+	}
+	for n := range d.Total {
+		d.Feasible = append(d.Feasible, n)
 	}
 	if len(d.Feasible) == 0 && node != "" {
 		// One feasible node: the scheduler binds it without scoring.
 		d.Feasible = []string{node}
 	}
 	sort.Strings(d.Feasible)
-	d.Raw, d.Scores, d.Unitemized = itemize(d, observe.DetailedNodes)
+	keep := itemized(d.Total, node, observe.DetailedNodes)
+	d.Raw, d.Scores = byNode(c.raw, keep), byNode(c.norm, keep)
+	d.Unitemized = len(d.Total) - len(d.Scores)
 	return d
 }
 
-// itemize keeps the per-plugin scores of the n best nodes by total (ties
-// by name) and of the selected node, and counts the scored nodes left
-// out.
-func itemize(d observe.Decision, n int) (raw, norm map[string]map[string]int64, left int) {
-	if len(d.Total) <= n {
-		return d.Raw, d.Scores, 0
+// itemized are the nodes whose per-plugin scores a decision writes down:
+// every scored node up to n of them, else the n best by total (ties by
+// name) and the selected node.
+func itemized(total map[string]int64, selected string, n int) map[string]bool {
+	keep := make(map[string]bool, min(len(total), n+1))
+	if len(total) <= n {
+		for name := range total {
+			keep[name] = true
+		}
+		return keep
 	}
-	nodes := make([]string, 0, len(d.Total))
-	for name := range d.Total {
+	nodes := make([]string, 0, len(total))
+	for name := range total {
 		nodes = append(nodes, name)
 	}
 	sort.Slice(nodes, func(i, j int) bool {
-		if d.Total[nodes[i]] != d.Total[nodes[j]] {
-			return d.Total[nodes[i]] > d.Total[nodes[j]]
+		if total[nodes[i]] != total[nodes[j]] {
+			return total[nodes[i]] > total[nodes[j]]
 		}
 		return nodes[i] < nodes[j]
 	})
-	keep := append(nodes[:n:n], d.Selected)
-	raw, norm = map[string]map[string]int64{}, map[string]map[string]int64{}
-	for _, name := range keep {
-		if s, ok := d.Raw[name]; ok {
-			raw[name] = s
-		}
-		if s, ok := d.Scores[name]; ok {
-			norm[name] = s
+	for _, name := range nodes[:n] {
+		keep[name] = true
+	}
+	if _, scored := total[selected]; scored {
+		keep[selected] = true
+	}
+	return keep
+}
+
+// byNode turns plugin -> node scores into node -> plugin -> score for the
+// kept nodes (nil when no plugin scored).
+func byNode(lists map[string]fwk.NodeScoreList, keep map[string]bool) map[string]map[string]int64 {
+	if len(lists) == 0 {
+		return nil
+	}
+	out := map[string]map[string]int64{}
+	for p, list := range lists {
+		for _, s := range list {
+			if !keep[s.Name] {
+				continue
+			}
+			if out[s.Name] == nil {
+				out[s.Name] = map[string]int64{}
+			}
+			out[s.Name][p] = s.Score
 		}
 	}
-	return raw, norm, len(d.Total) - len(norm)
+	return out
 }
