@@ -186,4 +186,6 @@ func (x *run) Bind(name string, v any) {
 
 func (x *run) Binary() string { return x.r.Binary }
 
-func (x *run) Fault(a cluster.Action, subject string) { x.tl.add(EventFault, string(a), subject) }
+func (x *run) Fault(a cluster.Action, subject string, at time.Time) {
+	x.tl.addAt(at, EventFault, string(a), subject)
+}

@@ -52,10 +52,14 @@ type timeline struct {
 
 func newTimeline(start time.Time) *timeline { return &timeline{start: start} }
 
-func (t *timeline) add(kind, subject, detail string) {
+func (t *timeline) add(kind, subject, detail string) { t.addAt(time.Now(), kind, subject, detail) }
+
+// addAt adds an event that happened at at (events are sorted by time when
+// read).
+func (t *timeline) addAt(at time.Time, kind, subject, detail string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.evs = append(t.evs, TimelineEvent{At: time.Since(t.start), Kind: kind, Subject: subject, Detail: detail})
+	t.evs = append(t.evs, TimelineEvent{At: at.Sub(t.start), Kind: kind, Subject: subject, Detail: detail})
 }
 
 func (t *timeline) events() []TimelineEvent {

@@ -86,9 +86,10 @@ func (f fault) Exec(ctx context.Context, env Env) (string, error) {
 	if name != target {
 		subject = target + "=" + name
 	}
-	env.Fault(f.action, subject)
+	at := time.Now()
 	if err := c.Act(ctx, name, f.action); err != nil {
 		return "", err
 	}
+	env.Fault(f.action, subject, at)
 	return fmt.Sprintf("%s %s", f.action, subject), nil
 }

@@ -68,8 +68,9 @@ type Env interface {
 	Bind(name string, v any)
 	// Binary is the kubelab executable (kubectl operations run it).
 	Binary() string
-	// Fault notes a fault or repair in the timeline as it is applied.
-	Fault(a cluster.Action, subject string)
+	// Fault notes in the timeline a fault or repair the backend applied,
+	// at the time it was asked for (one the backend refused is not noted).
+	Fault(a cluster.Action, subject string, at time.Time)
 	// Go runs f in the background until the lab (or session) ends; ctx
 	// ends then, and the end waits for f to return.
 	Go(f func(ctx context.Context))
