@@ -275,11 +275,19 @@ func (x *run) runSteps(ctx context.Context) {
 	x.hooks(hctx, "cleanup", x.lab.Spec.Cleanup)
 }
 
+// hooks runs a hook's operations, each whatever the one before did. A
+// failing finally or cleanup operation fails a lab that had passed: what
+// it was to undo may still be there (on a shared cluster, someone else's
+// clutter).
 func (x *run) hooks(ctx context.Context, name string, hook []ops.Operation) {
 	for i := range hook {
 		r := x.runOp(ctx, name, &hook[i])
 		r.Summary = name + ": " + r.Summary
 		x.res.Hooks = append(x.res.Hooks, r)
+		if r.Status == Failed && name != "catch" && x.res.Status != Failed {
+			x.res.Status = Failed
+			x.res.Error = fmt.Sprintf("%s: %s (%s:%d): %s", name, r.Kind, x.lab.File(), r.Line, r.Error)
+		}
 	}
 }
 

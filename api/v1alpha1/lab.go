@@ -56,9 +56,11 @@ type Spec struct {
 	Steps []Step `json:"steps" yaml:"steps" jsonschema:"minItems=1"`
 	// Catch runs when a step failed.
 	Catch []ops.Operation `json:"catch,omitempty" yaml:"catch,omitempty"`
-	// Finally always runs after the steps (and catch).
+	// Finally always runs after the steps (and catch); if one of its
+	// operations fails, a lab that passed fails.
 	Finally []ops.Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
-	// Cleanup runs last, before the cluster is torn down.
+	// Cleanup runs last, before the cluster is torn down; if one of its
+	// operations fails, a lab that passed fails.
 	Cleanup []ops.Operation `json:"cleanup,omitempty" yaml:"cleanup,omitempty"`
 }
 
