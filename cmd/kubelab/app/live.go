@@ -112,6 +112,12 @@ objects the exercise says must be repaired in place, records which
 exercise the cluster runs, prints the statement and the KUBECONFIG line,
 and returns.
 
+With --backend kubeconfig --kubeconfig FILE the exercise runs on a
+cluster kubelab did not create, in the namespace its statement names:
+kubelab takes over no object it did not make there, and exercise stop
+removes exactly what it made. An exercise that needs what such a cluster
+cannot give (a component to kill, etcd's Raft state) is refused first.
+
 Then: kubectl (or kubelab kubectl) to work, kubelab check to see the
 score as often as you like, kubelab check --watch to see checks turn
 green, kubelab check --final for the final score, kubelab exercise stop
