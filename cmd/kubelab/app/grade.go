@@ -189,6 +189,14 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 	if err != nil {
 		return invalid(err)
 	}
+	if f.backend == backendKubeconfig {
+		// Every submission's objects go to the namespace the exercise
+		// names, on the one cluster: two at once would collide.
+		if cmd.Flags().Changed("parallel") && f.parallel > 1 {
+			return invalidf("grade: --parallel %d needs a cluster per submission; with --backend kubeconfig every submission uses the exercise's namespace (%s) of one cluster, so they are graded one at a time", f.parallel, ex.Topology().Namespace)
+		}
+		f.parallel = 1
+	}
 	fmt.Fprintf(g.streams.Err, "grading %d submissions of %s, %d at a time\n", len(learners), ex.Metadata.Name, max(f.parallel, 1))
 	grades, err := grade.RunAll(cmd.Context(), r, ex, learners, f.parallel)
 	return writeBatch(g, f, ex, grades, err)
