@@ -46,7 +46,8 @@ func Run(ctx context.Context, r *engine.Runner, ex *Exercise, sub *Submission, l
 	limit := ex.Timeout()
 	gctx, cancel := context.WithTimeoutCause(ctx, limit, errTimeLimit)
 	defer cancel()
-	es, err := r.StartFor(gctx, sessionName(ex.Metadata.Name, learner), ex.Topology(), ex.Needs())
+	topo, needs := ex.Topology(), ex.Needs()
+	es, err := r.StartFor(gctx, sessionName(ex.Metadata.Name, learner), topo, needs)
 	if errors.Is(err, cluster.ErrMissingCapability) || errors.Is(err, cluster.ErrTopology) {
 		g.fail(ex, StatusError, "%v", err) // no retry: the backend will not grow it
 		return g, nil
@@ -55,7 +56,7 @@ func Run(ctx context.Context, r *engine.Runner, ex *Exercise, sub *Submission, l
 		// A cluster that did not come up is the grader's problem, not the
 		// learner's: try once more before giving up on the submission.
 		progress(r, engine.Progress{Lab: sessionName(ex.Metadata.Name, learner), Message: fmt.Sprintf("cluster did not come up, retrying once: %v", err)})
-		es, err = r.StartFor(gctx, sessionName(ex.Metadata.Name, learner), ex.Topology(), ex.Needs())
+		es, err = r.StartFor(gctx, sessionName(ex.Metadata.Name, learner), topo, needs)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

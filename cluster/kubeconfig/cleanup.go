@@ -19,15 +19,16 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// nodeState is what a lab may change on a node and Down puts back.
+// nodeState is what a lab may change on a node and Down puts back; the
+// run's record (run.json) keeps it for a later process.
 type nodeState struct {
-	unschedulable bool
-	taints        []corev1.Taint
-	labels        map[string]string
+	Unschedulable bool              `json:"unschedulable,omitempty"`
+	Taints        []corev1.Taint    `json:"taints,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
 }
 
 func stateOf(n *corev1.Node) nodeState {
-	return nodeState{unschedulable: n.Spec.Unschedulable, taints: slices.Clone(n.Spec.Taints), labels: maps.Clone(n.Labels)}
+	return nodeState{Unschedulable: n.Spec.Unschedulable, Taints: slices.Clone(n.Spec.Taints), Labels: maps.Clone(n.Labels)}
 }
 
 // Down removes what the run made: objects with its label anywhere, its
@@ -71,8 +72,8 @@ func (b *Backend) restoreNodes(ctx context.Context) error {
 
 // restore changes n back to was and reports whether anything changed.
 func restore(n *corev1.Node, was nodeState) bool {
-	changed := n.Spec.Unschedulable != was.unschedulable
-	n.Spec.Unschedulable = was.unschedulable
+	changed := n.Spec.Unschedulable != was.Unschedulable
+	n.Spec.Unschedulable = was.Unschedulable
 	system := func(t corev1.Taint) bool { return strings.HasPrefix(t.Key, "node.kubernetes.io/") }
 	var taints []corev1.Taint
 	for _, t := range n.Spec.Taints {
@@ -80,7 +81,7 @@ func restore(n *corev1.Node, was nodeState) bool {
 			taints = append(taints, t)
 		}
 	}
-	for _, t := range was.taints {
+	for _, t := range was.Taints {
 		if !system(t) {
 			taints = append(taints, t)
 		}
@@ -90,9 +91,9 @@ func restore(n *corev1.Node, was nodeState) bool {
 		changed = true
 		n.Spec.Taints = taints
 	}
-	if !maps.Equal(n.Labels, was.labels) {
+	if !maps.Equal(n.Labels, was.Labels) {
 		changed = true
-		n.Labels = maps.Clone(was.labels)
+		n.Labels = maps.Clone(was.Labels)
 	}
 	return changed
 }

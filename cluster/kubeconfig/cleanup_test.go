@@ -7,7 +7,7 @@ import (
 )
 
 func TestRestoreNode(t *testing.T) {
-	was := nodeState{taints: []corev1.Taint{{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}}, labels: map[string]string{"zone": "a"}}
+	was := nodeState{Taints: []corev1.Taint{{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}}, Labels: map[string]string{"zone": "a"}}
 	n := &corev1.Node{}
 	n.Labels = map[string]string{"zone": "b", "lab": "x"}
 	n.Spec.Unschedulable = true

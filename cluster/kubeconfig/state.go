@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"kubelab.dev/kubelab/cluster"
 )
 
@@ -24,28 +22,19 @@ var ErrNotFound = errors.New("no kubeconfig run recorded")
 // cluster, the namespace and whether the run made it, and the nodes as Up
 // found them (Down puts them back).
 type record struct {
-	Kubeconfig   string                `json:"kubeconfig"`
-	Context      string                `json:"context,omitempty"`
-	Run          string                `json:"run"`
-	Namespace    string                `json:"namespace"`
-	OwnNamespace bool                  `json:"ownNamespace"`
-	Topology     cluster.Topology      `json:"topology"`
-	Nodes        map[string]nodeRecord `json:"nodes"`
-}
-
-type nodeRecord struct {
-	Unschedulable bool              `json:"unschedulable,omitempty"`
-	Taints        []corev1.Taint    `json:"taints,omitempty"`
-	Labels        map[string]string `json:"labels,omitempty"`
+	Kubeconfig   string               `json:"kubeconfig"`
+	Context      string               `json:"context,omitempty"`
+	Run          string               `json:"run"`
+	Namespace    string               `json:"namespace"`
+	OwnNamespace bool                 `json:"ownNamespace"`
+	Topology     cluster.Topology     `json:"topology"`
+	Nodes        map[string]nodeState `json:"nodes"`
 }
 
 // save writes the run's record into its state directory.
 func (b *Backend) save() error {
 	r := record{Kubeconfig: b.o.Kubeconfig, Context: b.o.Context, Run: b.run, Namespace: b.ns, OwnNamespace: b.ownNS,
-		Topology: b.topo, Nodes: map[string]nodeRecord{}}
-	for name, n := range b.nodes {
-		r.Nodes[name] = nodeRecord{Unschedulable: n.unschedulable, Taints: n.taints, Labels: n.labels}
-	}
+		Topology: b.topo, Nodes: b.nodes}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -73,10 +62,7 @@ func Open(dir string) (*Backend, error) {
 	t := r.Topology
 	t.Name = r.Run
 	b := &Backend{o: Options{Kubeconfig: r.Kubeconfig, Context: r.Context, Dir: dir}, topo: t, run: r.Run, ns: r.Namespace,
-		ownNS: r.OwnNamespace, copy: filepath.Join(dir, "kubeconfig"), nodes: map[string]nodeState{}}
-	for name, n := range r.Nodes {
-		b.nodes[name] = nodeState{unschedulable: n.Unschedulable, taints: n.Taints, labels: n.Labels}
-	}
+		ownNS: r.OwnNamespace, copy: filepath.Join(dir, "kubeconfig"), nodes: r.Nodes}
 	if err := b.connect(); err != nil {
 		return nil, fmt.Errorf("run %s: %w", r.Run, err)
 	}

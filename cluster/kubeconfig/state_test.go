@@ -51,7 +51,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	if err := clientcmd.WriteToFile(*raw, b.copy); err != nil {
 		t.Fatal(err)
 	}
-	b.nodes = map[string]nodeState{"n1": {unschedulable: true, taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}, labels: map[string]string{"a": "b"}}}
+	b.nodes = map[string]nodeState{"n1": {Unschedulable: true, Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}, Labels: map[string]string{"a": "b"}}}
 	if err := b.save(); err != nil {
 		t.Fatal(err)
 	}
