@@ -28,15 +28,31 @@ type Case struct {
 	Topology cluster.Topology
 }
 
+// Seeded says whether the case's clusters start from the seed.
+func (c Case) Seeded() bool { return !c.Topology.Fresh }
+
+// Observed says whether the case's clusters run the audit log and the
+// scheduler's recording.
+func (c Case) Observed() bool { return c.Topology.Audited() && c.Topology.Scheduler.Recorded() }
+
 // Cases are the topologies `kubelab bench up` boots: minimal (1 of each,
-// 1 node) and HA (3 etcd, 2 of each control-plane component, 3 nodes).
-func Cases(backends ...string) []Case {
+// 1 node) and HA (3 etcd, 2 of each control-plane component, 3 nodes),
+// from the seed or fresh, with observation or without, on each backend.
+func Cases(backends []string, seeded, observed []bool) []Case {
 	var out []Case
 	for _, b := range backends {
-		out = append(out,
-			Case{Name: "minimal", Backend: b, Topology: cluster.Topology{Name: "bench-min"}},
-			Case{Name: "ha", Backend: b, Topology: cluster.Topology{Name: "bench-ha", Etcd: 3, APIServers: 2, Schedulers: 2, ControllerManagers: 2, Workers: 3}},
-		)
+		for _, c := range []Case{
+			{Name: "minimal", Backend: b, Topology: cluster.Topology{Name: "bench-min"}},
+			{Name: "ha", Backend: b, Topology: cluster.Topology{Name: "bench-ha", Etcd: 3, APIServers: 2, Schedulers: 2, ControllerManagers: 2, Workers: 3}},
+		} {
+			for _, s := range seeded {
+				for _, o := range observed {
+					c.Topology.Fresh = !s
+					c.Topology.Audit, c.Topology.Scheduler.Record = &o, &o
+					out = append(out, c)
+				}
+			}
+		}
 	}
 	return out
 }
@@ -61,6 +77,8 @@ type UpRow struct {
 	Runs int
 	// Usable: seconds from Up to a cluster that takes pods.
 	Usable Stats
+	// Down: seconds from Down until every process or container is gone.
+	Down Stats
 	// PSS: MiB of every process of the cluster once up.
 	PSS Stats
 }
@@ -70,22 +88,23 @@ func Up(ctx context.Context, newBackend NewBackend, cases []Case, runs int, say 
 	var rows []UpRow
 	for _, c := range cases {
 		row := UpRow{Case: c, Runs: runs}
-		var usable, pss []float64
+		var usable, down, pss []float64
 		for i := range runs {
-			u, m, err := upOnce(ctx, newBackend, c, i+1)
+			u, d, m, err := upOnce(ctx, newBackend, c, i+1)
 			if err != nil {
 				return rows, fmt.Errorf("bench %s on %s, run %d: %w", c.Name, c.Backend, i+1, err)
 			}
-			say(fmt.Sprintf("%s/%s run %d: usable in %.2fs, %.0f MiB PSS", c.Backend, c.Name, i+1, u, m))
-			usable, pss = append(usable, u), append(pss, m)
+			say(fmt.Sprintf("%s/%s (seeded %t, observed %t) run %d: usable in %.2fs, down in %.2fs, %.0f MiB PSS",
+				c.Backend, c.Name, c.Seeded(), c.Observed(), i+1, u, d, m))
+			usable, down, pss = append(usable, u), append(down, d), append(pss, m)
 		}
-		row.Usable, row.PSS = stats(usable), stats(pss)
+		row.Usable, row.Down, row.PSS = stats(usable), stats(down), stats(pss)
 		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
-func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable, pssMiB float64, err error) {
+func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable, down, pssMiB float64, err error) {
 	// A name per run: client-go caches TLS transports by the certificate
 	// files' paths, so a cluster booted again under the same name (new
 	// certificates, same paths) would be dialled with the old CA.
@@ -93,9 +112,13 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable
 	t.Name = fmt.Sprintf("%s-%d", t.Name, run)
 	b, err := newBackend(c.Backend, t)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
+	downed := false
 	defer func() {
+		if downed {
+			return
+		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
 		if derr := b.Down(dctx); derr != nil && err == nil {
@@ -104,12 +127,21 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable
 	}()
 	start := time.Now()
 	if err := b.Up(ctx, nil); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	usable = time.Since(start).Seconds()
 	time.Sleep(2 * time.Second) // let every component settle before measuring memory
-	pssMiB, err = PSS(ctx, b)
-	return usable, pssMiB, err
+	if pssMiB, err = PSS(ctx, b); err != nil {
+		return 0, 0, 0, err
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	start = time.Now()
+	downed = true
+	if err := b.Down(dctx); err != nil {
+		return 0, 0, 0, err
+	}
+	return usable, time.Since(start).Seconds(), pssMiB, nil
 }
 
 // PSS sums the proportional set size (shared pages counted once) of every
@@ -190,9 +222,9 @@ func PSS(ctx context.Context, b cluster.Backend) (float64, error) {
 // WriteUp prints rows as a table.
 func WriteUp(w io.Writer, rows []UpRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BACKEND\tTOPOLOGY\tRUNS\tUSABLE s (min / median / max)\tPSS MiB (min / median / max)")
+	fmt.Fprintln(tw, "BACKEND\tTOPOLOGY\tSEEDED\tOBSERVED\tRUNS\tUSABLE s (min / median / max)\tDOWN s (min / median / max)\tPSS MiB (min / median / max)")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Case.Backend, r.Case.Name, r.Runs, r.Usable, r.PSS)
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%d\t%s\t%s\t%s\n", r.Case.Backend, r.Case.Name, r.Case.Seeded(), r.Case.Observed(), r.Runs, r.Usable, r.Down, r.PSS)
 	}
 	return tw.Flush()
 }

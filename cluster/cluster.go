@@ -81,6 +81,10 @@ var Actions = []Action{Kill, Stop, Start, Restart, Pause, Resume, Partition, Hea
 // ErrUnsupported is returned for an action a backend cannot perform.
 var ErrUnsupported = errors.New("not supported by this backend")
 
+// ErrExists is returned by Up for a cluster whose name is taken; Up
+// leaves the existing cluster as it is.
+var ErrExists = errors.New("already exists")
+
 // Targets that resolve to a component at the moment of the call.
 const (
 	TargetEtcdLeader       = "etcd-leader"

@@ -34,9 +34,18 @@ type Topology struct {
 	// Scheduler configures the kube-schedulers.
 	Scheduler SchedulerSpec `json:"scheduler,omitzero" yaml:"scheduler,omitempty"`
 	// Audit makes every apiserver write its audit log, for audit() and
-	// trace(). Default true; false runs the apiservers without one (to
-	// measure what it costs).
+	// trace(). Unset: on where it is read (a lab, drill or exercise whose
+	// expressions call audit() or trace(), a run asked for an HTML report,
+	// kubelab up and exercise start), off elsewhere; false turns it off
+	// (to measure what it costs).
 	Audit *bool `json:"audit,omitempty" yaml:"audit,omitempty"`
+	// Fresh boots the control plane from nothing: the apiservers bootstrap
+	// an empty etcd (RBAC, system namespaces, priority classes, flow
+	// control) as on a cluster's first day, instead of starting from the
+	// seed, a snapshot of that bootstrap taken once per kubelab build. For
+	// labs about the bootstrap itself; every other cluster behaves the same
+	// either way.
+	Fresh bool `json:"fresh,omitempty" yaml:"fresh,omitempty"`
 	// Namespace is where a run works on a cluster kubelab shares with
 	// others (the kubeconfig backend): namespaced objects that name none
 	// go there, expressions look there, and kubectl defaults to it. Empty:
@@ -59,13 +68,35 @@ type SchedulerSpec struct {
 	// percentageOfNodesToScore. Unset: the upstream defaults.
 	Config map[string]any `json:"config,omitempty" yaml:"config,omitempty"`
 	// Record writes down every scheduling cycle, plugin by plugin, for
-	// scheduling() in expressions. Default true; false runs the schedulers
-	// exactly as upstream ships them (to measure what recording costs).
+	// scheduling() in expressions. Unset: on where it is read (expressions
+	// that call scheduling(), kubelab up and exercise start), off
+	// elsewhere, where the schedulers run exactly as upstream ships them;
+	// false turns it off.
 	Record *bool `json:"record,omitempty" yaml:"record,omitempty"`
 }
 
 // Recorded reports whether the schedulers record their decisions.
 func (s SchedulerSpec) Recorded() bool { return s.Record == nil || *s.Record }
+
+// ObserveFor settles what t left unset of its observation (the audit log,
+// the scheduler's recording) by what a run needs: each is on where needs
+// names the capability that reads it, the audit log also where traces is
+// set (an HTML report draws each Deployment's trace from it), and both
+// are off elsewhere. What t sets explicitly stays as it is. Observation
+// is not free: at 10,000 pods the audit log writes ~170 MB and the
+// recording ~200 MB and a fifth of the scheduler's time.
+func (t Topology) ObserveFor(needs map[Capability]string, traces bool) Topology {
+	_, audit := needs[CapAuditLog]
+	_, record := needs[CapSchedulingLog]
+	audit = audit || traces
+	if t.Audit == nil {
+		t.Audit = &audit
+	}
+	if t.Scheduler.Record == nil {
+		t.Scheduler.Record = &record
+	}
+	return t
+}
 
 // NodeSpec describes one worker node.
 type NodeSpec struct {

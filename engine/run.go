@@ -31,6 +31,10 @@ type Runner struct {
 	Progress func(Progress)
 	// KeepOnFailure leaves the cluster up when the lab fails.
 	KeepOnFailure bool
+	// Traces keeps the apiservers' audit log on for every run, for the
+	// apply traces an HTML report draws. Otherwise a cluster observes
+	// only what its lab, drill or exercise reads (cluster.Topology.ObserveFor).
+	Traces bool
 	// Log receives debug logs (may be nil).
 	Log *slog.Logger
 
@@ -191,7 +195,7 @@ func (r *Runner) Run(ctx context.Context, lab *load.Lab) (*Result, error) {
 	res := &Result{Lab: lab.Metadata.Name, Title: lab.Metadata.Title, File: lab.File(), Started: time.Now(), Status: Passed}
 	ctx, cancel := context.WithTimeout(ctx, lab.Timeout())
 	defer cancel()
-	topo := lab.Spec.Cluster
+	topo := lab.Spec.Cluster.ObserveFor(lab.Needs(), r.Traces)
 	topo.Name = clusterName(lab.Metadata.Name)
 	be, err := r.Backend(topo)
 	if err != nil {

@@ -38,13 +38,14 @@ func (r *Runner) Start(ctx context.Context, name string, t cluster.Topology) (*S
 // StartFor is Start for a session that needs more of its backend than the
 // Kubernetes API (capability -> what needs it, as load.Lab.Needs says): a
 // backend that lacks one is refused before anything boots, with a
-// *cluster.MissingError naming it.
+// *cluster.MissingError naming it. The cluster observes what needs names
+// (the audit log, the scheduler's decisions), unless t says otherwise.
 func (r *Runner) StartFor(ctx context.Context, name string, t cluster.Topology, needs map[cluster.Capability]string) (*Session, error) {
 	if r.Backend == nil {
 		return nil, fmt.Errorf("runner has no backend")
 	}
 	log := r.logger()
-	t = t.WithDefaults()
+	t = t.WithDefaults().ObserveFor(needs, r.Traces)
 	t.Name = clusterName(name)
 	be, err := r.Backend(t)
 	if err != nil {

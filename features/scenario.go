@@ -264,7 +264,11 @@ func (s *scenario) session() (*engine.Session, error) {
 		return nil, errors.New("the step library has no Runner")
 	}
 	name := slug(strings.TrimSuffix(filepath.Base(s.feature), filepath.Ext(s.feature)))
-	sess, err := s.lib.Runner.Start(s.ctx, name, s.topo)
+	texts := make([]string, len(s.steps))
+	for i, st := range s.steps {
+		texts[i] = st.Text
+	}
+	sess, err := s.lib.Runner.StartFor(s.ctx, name, s.topo, observeNeeds(texts))
 	if err != nil {
 		return nil, fmt.Errorf("boot the cluster of %q: %w", s.name, err)
 	}

@@ -128,7 +128,10 @@ func (c *checker) cluster(t *cluster.Topology) {
 			c.components = append(c.components, fmt.Sprintf("%s-%d", g.name, i))
 		}
 	}
-	c.components = append(c.components, "load-balancer")
+	if t.APIServers > 1 {
+		// One apiserver is reached directly, with no balancer in front.
+		c.components = append(c.components, "load-balancer")
+	}
 	for _, n := range t.Nodes {
 		c.nodeNames = append(c.nodeNames, n.Name)
 	}

@@ -166,6 +166,21 @@ func EtcdRestoreArgs(t cluster.Topology, s Site, member, snapshot, dataDir, toke
 	}
 }
 
+// EtcdSeedArgs are the arguments of `etcdutl snapshot restore` that turn
+// a seed (a snapshot of a freshly bootstrapped control plane, see
+// cluster/seed) into member's data directory (dataDir, as the restoring
+// process sees it) before the member first starts: the member, the whole
+// initial cluster and the cluster's own token, so each cluster gets its
+// own cluster and member IDs. Unlike a restore over a running cluster, no
+// client has seen a revision yet: none is bumped.
+func EtcdSeedArgs(t cluster.Topology, s Site, member, snapshot, dataDir string) []string {
+	return []string{"snapshot", "restore", snapshot,
+		"--name=" + member, "--data-dir=" + dataDir,
+		"--initial-cluster=" + initialCluster(t, s), "--initial-cluster-token=" + EtcdToken(t),
+		"--initial-advertise-peer-urls=" + s.Etcd(member).AdvertisePeer,
+	}
+}
+
 func etcd(t cluster.Topology, s Site) []Component {
 	members := EtcdMembers(t)
 	out := make([]Component, len(members))
@@ -236,6 +251,7 @@ func controllerManager(t cluster.Topology, s Site, name string) []string {
 	args := []string{
 		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
 		"--bind-address=" + sv.Bind, "--secure-port=" + strconv.Itoa(sv.Port),
+		"--tls-cert-file=" + s.Path(ServingCert(name)), "--tls-private-key-file=" + s.Path(ServingKey(name)),
 		"--use-service-account-credentials=true",
 		// Upstream 20 QPS makes the controller-manager spend ~5 s minting
 		// per-controller credentials at start and caps a Deployment at 20
@@ -264,7 +280,8 @@ func scheduler(t cluster.Topology, s Site, name string) []string {
 	// --kube-api-qps flags.
 	args = append(args, "--config="+s.Path(SchedulerConfig),
 		"--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
-		"--bind-address="+sv.Bind, "--secure-port="+strconv.Itoa(sv.Port))
+		"--bind-address="+sv.Bind, "--secure-port="+strconv.Itoa(sv.Port),
+		"--tls-cert-file="+s.Path(ServingCert(name)), "--tls-private-key-file="+s.Path(ServingKey(name)))
 	return append(args, t.Timings.LeaderElectionFlags()...)
 }
 

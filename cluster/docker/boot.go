@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,14 +10,15 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"golang.org/x/sync/errgroup"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
-	"kubelab.dev/kubelab/cluster/internal/probe"
+	"kubelab.dev/kubelab/cluster/lifecycle"
 )
 
 func byRole(plan []controlplane.Component, r cluster.Role) []controlplane.Component {
@@ -80,60 +80,94 @@ func names(comps []controlplane.Component) []string {
 	return out
 }
 
-// upEtcd starts every member at once and waits for a Raft leader.
-func (b *Backend) upEtcd(ctx context.Context, say func(string, string, ...any), pk *pkiDir, etcds []controlplane.Component) error {
-	if err := b.startAll(ctx, pk, etcds); err != nil {
-		return err
+// The docker backend is a lifecycle.Placement: the boot lifecycle decides
+// the order, the methods below place containers.
+var _ lifecycle.Placement = (*Backend)(nil)
+
+// Prepare implements lifecycle.Placement: the node sizes, the images
+// (built or reused), the state directory, the reaper, the PKI and the
+// lab network.
+func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Plan, error) {
+	cpus, memory, err := b.machine(ctx)
+	if err != nil {
+		return lifecycle.Plan{}, err
+	}
+	if b.capacity, err = capacityFlags(b.topo.Nodes, cpus, memory); err != nil {
+		return lifecycle.Plan{}, err
+	}
+	say("images", "building or reusing images")
+	b.images, err = BuildImages(ctx, b.cli, b.opts.Binary, func(s string) { say("images", "%s", s) })
+	if err != nil {
+		return lifecycle.Plan{}, err
+	}
+	if err := os.MkdirAll(b.opts.Dir, 0o700); err != nil {
+		return lifecycle.Plan{}, err
+	}
+	if err := b.startReaper(); err != nil {
+		return lifecycle.Plan{}, err
+	}
+	if b.pk, err = b.pki(); err != nil {
+		return lifecycle.Plan{}, err
+	}
+	etcdTLS, err := tlsConfig(b.pk.path(controlplane.EtcdCA), b.pk.path(controlplane.EtcdClientCert), b.pk.path(controlplane.EtcdClientKey))
+	if err != nil {
+		return lifecycle.Plan{}, err
 	}
 	// The host reaches etcd members and apiservers at their addresses on the
 	// lab network (only the load balancer's port is published); their
 	// certificates name "localhost" for that.
-	etcdTLS, err := tlsConfig(pk.path(controlplane.EtcdCA), pk.path(controlplane.EtcdClientCert), pk.path(controlplane.EtcdClientKey))
-	if err != nil {
-		return err
-	}
 	b.mu.Lock()
 	b.access.EtcdTLS = etcdTLS
 	b.access.EtcdDial = b.dialByName
 	b.mu.Unlock()
-	say("etcd", "waiting for Raft quorum and a leader")
-	if err := waitFor(ctx, "etcd", func(ctx context.Context) error {
-		for _, ep := range b.Access().EtcdEndpoints {
-			if err := probe.EtcdLeader(ctx, ep, etcdTLS, b.dialByName); err != nil {
-				return err
-			}
+	say("network", "creating the lab network")
+	nw, err := tcnetwork.New(ctx, tcnetwork.WithLabels(b.labels("network", "network")))
+	if err != nil {
+		return lifecycle.Plan{}, fmt.Errorf("create network: %w", err)
+	}
+	b.netID, b.netName = nw.ID, nw.Name
+	t := b.topo
+	return lifecycle.Plan{Etcd: controlplane.EtcdMembers(t), APIServers: controlplane.APIServers(t),
+		ControllerManagers: controlplane.ControllerManagers(t), Schedulers: controlplane.Schedulers(t),
+		// HAProxy also in front of one apiserver: its published port stays
+		// the same when the apiserver's container restarts.
+		LoadBalancer: string(cluster.RoleLoadBalancer)}, nil
+}
+
+// Start implements lifecycle.Placement: the control-plane containers at
+// once, then the load balancer (HAProxy resolves the apiservers' names
+// when it starts) and the admin kubeconfig that reaches it.
+func (b *Backend) Start(ctx context.Context, names ...string) error {
+	plan := map[string]controlplane.Component{}
+	for _, c := range controlplane.Components(b.topo, b.site()) {
+		plan[c.Name] = c
+	}
+	var comps []controlplane.Component
+	lb := false
+	for _, n := range names {
+		c, ok := plan[n]
+		switch {
+		case n == string(cluster.RoleLoadBalancer):
+			lb = true
+		case !ok:
+			return fmt.Errorf("start %s: no such component in cluster %s", n, b.topo.Name)
+		default:
+			comps = append(comps, c)
 		}
-		return nil
-	}); err != nil {
-		return b.withLogs(ctx, err, names(etcds)...)
+	}
+	if err := b.startAll(ctx, b.pk, comps); err != nil {
+		return err
+	}
+	if lb {
+		return b.startLB(ctx)
 	}
 	return nil
 }
 
-// upAPIServers starts the apiservers at once, waits for each, then puts
-// HAProxy in front of them and writes the admin kubeconfig.
-func (b *Backend) upAPIServers(ctx context.Context, say func(string, string, ...any), pk *pkiDir, apis []controlplane.Component) error {
-	if err := b.startAll(ctx, pk, apis); err != nil {
-		return err
-	}
-	admin, err := tlsConfig(pk.path(controlplane.CA), pk.path(controlplane.AdminCert), pk.path(controlplane.AdminKey))
-	if err != nil {
-		return err
-	}
-	httpc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: admin}}
-	say("kube-apiserver", "waiting for /readyz")
-	if err := waitFor(ctx, "kube-apiserver", func(ctx context.Context) error {
-		for _, u := range b.Access().APIServers {
-			if err := probe.HTTPOK(ctx, httpc, u+"/readyz"); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return b.withLogs(ctx, err, names(apis)...)
-	}
-	// HAProxy in front of the apiservers; its port is the only way in.
-	cfg := haproxyConfig(names(apis))
+// startLB puts HAProxy in front of the apiservers; its port is the only
+// way in from the host. It writes the admin kubeconfig.
+func (b *Backend) startLB(ctx context.Context) error {
+	cfg := haproxyConfig(controlplane.APIServers(b.topo))
 	if err := os.WriteFile(filepath.Join(b.opts.Dir, "haproxy.cfg"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
@@ -142,12 +176,8 @@ func (b *Backend) upAPIServers(ctx context.Context, say func(string, string, ...
 		return err
 	}
 	lbURL := "https://" + b.get("load-balancer").ports["6443/tcp"]
-	say("load-balancer", "waiting for /readyz through HAProxy")
-	if err := waitFor(ctx, "load-balancer", func(ctx context.Context) error { return probe.HTTPOK(ctx, httpc, lbURL+"/readyz") }); err != nil {
-		return b.withLogs(ctx, err, "load-balancer")
-	}
 	kc := filepath.Join(b.opts.Dir, "admin.kubeconfig")
-	if err := controlplane.OpenPKI(pk.dir).AdminKubeconfig(kc, b.topo.Name, lbURL); err != nil {
+	if err := controlplane.OpenPKI(b.pk.dir).AdminKubeconfig(kc, b.topo.Name, lbURL); err != nil {
 		return err
 	}
 	if err := setServerName(kc, "localhost"); err != nil {
@@ -159,39 +189,62 @@ func (b *Backend) upAPIServers(ctx context.Context, say func(string, string, ...
 	return nil
 }
 
-// upRest starts the controller-managers, schedulers and workers at once
-// (they all talk to the load balancer by name) and waits for every node to
-// be Ready with a pod range.
-func (b *Backend) upRest(ctx context.Context, say func(string, string, ...any), pk *pkiDir, plan []controlplane.Component, cs kubernetes.Interface) error {
-	rest := append(byRole(plan, cluster.RoleControllerManager), byRole(plan, cluster.RoleScheduler)...)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return b.startAll(gctx, pk, rest) })
-	for _, node := range b.topo.Nodes {
-		g.Go(func() error { return b.startWorker(gctx, node, pk) })
+// Failed implements lifecycle.Placement: a started container that is no
+// longer running, with the tail of its log. Inspections are at most one
+// per container every half second, however many waits ask.
+func (b *Backend) Failed(ctx context.Context) error {
+	b.failMu.Lock()
+	defer b.failMu.Unlock()
+	if time.Since(b.failAt) < 500*time.Millisecond {
+		return b.failErr
 	}
-	if err := g.Wait(); err != nil {
+	b.failAt = time.Now()
+	b.mu.Lock()
+	cs := make([]*ctr, 0, len(b.ctrs))
+	for _, c := range b.ctrs {
+		if !c.stopped {
+			cs = append(cs, c)
+		}
+	}
+	b.mu.Unlock()
+	for _, c := range cs {
+		ins, err := b.cli.ContainerInspect(ctx, c.id, client.ContainerInspectOptions{})
+		if err != nil {
+			continue // a transient error of the engine is not a component's death
+		}
+		if st := ins.Container.State; st != nil && !st.Running && !st.Paused {
+			b.failErr = b.withLogs(ctx, fmt.Errorf("%s exited while starting (exit code %d)", c.name, st.ExitCode), c.name)
+			return b.failErr
+		}
+	}
+	return nil
+}
+
+// StartNodes implements lifecycle.Placement: the images pods may use are
+// marked as present, then every worker container starts at once
+// (containerd, kubelet, kube-proxy); kubelets register their nodes.
+func (b *Backend) StartNodes(ctx context.Context, cs kubernetes.Interface) error {
+	if err := installPreload(ctx, cs); err != nil {
 		return err
 	}
-	say("nodes", "waiting for %d node(s) to be Ready", len(b.topo.Nodes))
-	if err := waitFor(ctx, "nodes", func(ctx context.Context) error {
-		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			if cluster.NodeUsable(&n) && n.Spec.PodCIDR != "" {
-				ready++
-			}
-		}
-		if ready != len(b.topo.Nodes) {
-			return fmt.Errorf("%d of %d nodes Ready, untainted by the node lifecycle controller and with a pod CIDR", ready, len(b.topo.Nodes))
-		}
-		return nil
-	}); err != nil {
-		return b.withLogs(ctx, err, append(names(rest), nodeNames(b.topo)...)...)
+	g, gctx := errgroup.WithContext(ctx)
+	for _, node := range b.topo.Nodes {
+		g.Go(func() error { return b.startWorker(gctx, node, b.pk) })
 	}
-	return b.SyncRoutes(ctx)
+	return g.Wait()
+}
+
+// Ready implements lifecycle.Placement: routes between the nodes' pod
+// ranges, and the cluster handed over to the user unless ephemeral.
+func (b *Backend) Ready(ctx context.Context) error {
+	if err := b.SyncRoutes(ctx); err != nil {
+		return err
+	}
+	if !b.opts.Ephemeral {
+		// Handed over to the user: no longer an orphan when this process exits.
+		return os.WriteFile(filepath.Join(b.opts.Dir, readyMarker), nil, 0o644)
+	}
+	return nil
 }
 
 // haproxyConfig balances TCP over the apiservers. A new connection must

@@ -23,11 +23,10 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
-	tcnetwork "github.com/testcontainers/testcontainers-go/network"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/cluster/lifecycle"
 )
 
 // Labels on every container, network and volume of a cluster.
@@ -99,6 +98,12 @@ type Backend struct {
 	access  cluster.Access
 	ips     map[string]string // component -> address on the lab network
 	images  Images
+	pk      *pkiDir
+
+	// Failed's last inspection, shared by every wait of the boot.
+	failMu  sync.Mutex
+	failAt  time.Time
+	failErr error
 }
 
 type ctr struct {
@@ -192,90 +197,9 @@ func (b *Backend) objectName(component string) string {
 	return b.topo.Name + "-" + component + "-" + HomeID(b.opts.Home)[:6]
 }
 
-// Up implements cluster.Backend.
-func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err error) {
-	if progress == nil {
-		progress = func(cluster.Event) {}
-	}
-	start := time.Now()
-	say := func(comp, format string, args ...any) {
-		progress(cluster.Event{Component: comp, Message: fmt.Sprintf(format, args...), Elapsed: time.Since(start)})
-	}
-	defer func() {
-		if err != nil {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if derr := b.Down(dctx); derr != nil {
-				err = errors.Join(err, fmt.Errorf("clean up after failed up: %w", derr))
-			}
-		}
-	}()
-	cpus, memory, err := b.machine(ctx)
-	if err != nil {
-		return err
-	}
-	if b.capacity, err = capacityFlags(b.topo.Nodes, cpus, memory); err != nil {
-		return err
-	}
-	say("images", "building or reusing images")
-	b.images, err = BuildImages(ctx, b.cli, b.opts.Binary, func(s string) { say("images", "%s", s) })
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(b.opts.Dir, 0o700); err != nil {
-		return err
-	}
-	if err := b.startReaper(); err != nil {
-		return err
-	}
-	pk, err := b.pki()
-	if err != nil {
-		return err
-	}
-	say("network", "creating the lab network")
-	nw, err := tcnetwork.New(ctx, tcnetwork.WithLabels(b.labels("network", "network")))
-	if err != nil {
-		return fmt.Errorf("create network: %w", err)
-	}
-	b.netID, b.netName = nw.ID, nw.Name
-	plan := controlplane.Components(b.topo, b.site())
-	if err := b.upEtcd(ctx, say, pk, byRole(plan, cluster.RoleEtcd)); err != nil {
-		return err
-	}
-	if err := b.upAPIServers(ctx, say, pk, byRole(plan, cluster.RoleAPIServer)); err != nil {
-		return err
-	}
-	cs, err := b.clientset()
-	if err != nil {
-		return err
-	}
-	// The DNS addon's Deployment waits for nodes to be scheduled on.
-	if err := controlplane.InstallDNS(ctx, cs); err != nil {
-		return err
-	}
-	if err := installPreload(ctx, cs); err != nil {
-		return err
-	}
-	if err := b.upRest(ctx, say, pk, plan, cs); err != nil {
-		return err
-	}
-	say("cluster", "waiting for the default ServiceAccount")
-	if err := waitFor(ctx, "default ServiceAccount", func(ctx context.Context) error {
-		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}); err != nil {
-		return err
-	}
-	say("coredns", "waiting for cluster DNS (the coredns Deployment)")
-	if err := controlplane.WaitDNS(ctx, cs, 2*time.Minute); err != nil {
-		return b.withLogs(ctx, err, nodeNames(b.topo)...)
-	}
-	if !b.opts.Ephemeral {
-		// Handed over to the user: no longer an orphan when this process exits.
-		if err := os.WriteFile(filepath.Join(b.opts.Dir, readyMarker), nil, 0o644); err != nil {
-			return err
-		}
-	}
-	say("cluster", "ready")
-	return nil
+// Up implements cluster.Backend through the one boot lifecycle (see
+// cluster/lifecycle). On failure, or when ctx is cancelled, everything
+// started so far is removed before Up returns.
+func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
+	return lifecycle.Up(ctx, b, progress, lifecycle.Options{Timeout: 3 * time.Minute})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/lifecycle"
 )
 
 // BenchmarkUpHA measures `up` of the HA topology (3 etcd, 2 apiservers, 2
@@ -49,7 +50,7 @@ func benchUpHA(b *testing.B, audit, record bool) {
 		}
 		start := time.Now()
 		err = be.Up(context.Background(), func(e cluster.Event) {
-			if e.Message == EventControlPlaneReady {
+			if e.Message == lifecycle.EventControlPlaneReady {
 				readySecs += e.Elapsed.Seconds()
 			}
 			if e.Message == "ready" {

@@ -15,13 +15,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/lifecycle"
+	"kubelab.dev/kubelab/cluster/seed"
 )
 
 // Options configure a cluster of this backend.
@@ -34,6 +36,9 @@ type Options struct {
 	// Ephemeral clusters die with this process (labs, tests); others stay up
 	// after `kubelab up` returns.
 	Ephemeral bool
+	// Seeds is the seed cache (see cluster/seed): $KUBELAB_SEEDS when
+	// empty, else the home's seeds directory.
+	Seeds string
 	// Log receives debug logs.
 	Log *slog.Logger
 }
@@ -78,6 +83,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Home == "" {
 		o.Home = DefaultHome()
 	}
+	if o.Seeds == "" {
+		o.Seeds = os.Getenv(EnvSeeds)
+	}
+	if o.Seeds == "" {
+		o.Seeds = filepath.Join(string(o.Home), "seeds")
+	}
 	if o.Binary == "" {
 		self, err := os.Executable()
 		if err != nil {
@@ -100,120 +111,43 @@ func (b *Backend) Topology() cluster.Topology { return b.st.Topology }
 // Dir is the cluster's state directory.
 func (b *Backend) Dir() string { return b.dir }
 
-// Up implements cluster.Backend. On failure, or when ctx is cancelled,
-// everything started so far is removed before Up returns.
-func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) (err error) {
-	if progress == nil {
-		progress = func(cluster.Event) {}
-	}
-	start := time.Now()
-	say := func(comp, format string, args ...any) {
-		progress(cluster.Event{Component: comp, Message: fmt.Sprintf(format, args...), Elapsed: time.Since(start)})
-	}
-	if _, err := b.opts.Home.Sweep(ctx); err != nil {
-		b.opts.Log.Warn("sweep orphans", "err", err)
-	}
-	if _, err := os.Stat(b.dir); err == nil {
-		return fmt.Errorf("cluster %q already exists (kubelab down --name %s)", b.name, b.name)
-	}
-	if err := os.MkdirAll(b.dir, 0o700); err != nil {
-		return fmt.Errorf("create state dir: %w", err)
-	}
-	b.st.Owner = os.Getpid()
-	b.st.OwnerStart = procStartTime(b.st.Owner)
-	if err := b.opts.Home.save(b.name, b.st); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if derr := b.Down(dctx); derr != nil {
-				err = errors.Join(err, fmt.Errorf("clean up after failed up: %w", derr))
-			}
-		}
-	}()
-	say("cluster", "generating certificates and plan")
-	// Ports are picked while holding the machine-wide port book's lock and
-	// recorded in it before it is released, so clusters booting side by
-	// side, in this home or any other, never pick the same ones.
-	book := machinePorts()
-	unlock, err := book.lock()
+// EnvSeeds names a seed cache shared by several homes (the test suite's
+// clusters each have a home of their own, and one seed).
+const EnvSeeds = "KUBELAB_SEEDS"
+
+// Up implements cluster.Backend through the one boot lifecycle (see
+// cluster/lifecycle). On failure, or when ctx is cancelled, everything
+// started so far is removed before Up returns.
+func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
+	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh}
+	key, err := seed.Key(b.opts.Binary, "backend=embedded")
 	if err != nil {
-		return err
+		b.opts.Log.Warn("no seed", "err", err)
+		opts.Seeds = seed.Cache{}
 	}
-	err = b.plan(book.used())
-	if err == nil {
-		err = b.opts.Home.save(b.name, b.st)
-	}
-	if err == nil {
-		err = book.record(b.dir, b.st.portList())
-	}
-	unlock()
-	if err != nil {
-		return err
-	}
-	if err := b.boot(ctx, say); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	b.st.Ready = true
-	if !b.opts.Ephemeral {
-		b.st.Owner, b.st.OwnerStart = 0, ""
-	}
-	err = b.opts.Home.save(b.name, b.st)
-	b.mu.Unlock()
-	say("cluster", "ready")
-	return err
+	opts.SeedKey = key
+	return lifecycle.Up(ctx, b, progress, opts)
 }
 
-// Down implements cluster.Backend: stop control-plane clients first, then
-// apiservers, then etcd (apiservers hang on shutdown without etcd), then
-// remove the state directory.
+// Down implements cluster.Backend. A cluster that goes away keeps
+// nothing, so nothing needs a graceful stop: every process is killed at
+// once (an apiserver given SIGTERM spends seconds draining requests that
+// no one will make again), Down waits until each is gone, then removes the
+// state directory and releases the ports.
 func (b *Backend) Down(ctx context.Context) error {
 	b.mu.Lock()
 	procs := append([]*procSpec(nil), b.st.Procs...)
 	b.mu.Unlock()
-	order := [][]cluster.Role{
-		{roleKwok, cluster.RoleScheduler, cluster.RoleControllerManager, cluster.RoleLoadBalancer},
-		{cluster.RoleAPIServer},
-		{cluster.RoleEtcd},
-	}
-	var errs []error
-	for _, roles := range order {
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		for _, p := range procs {
-			if !hasRole(roles, cluster.Role(p.Role)) {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// Labs are throwaway: apiservers take ~12 s to drain on
-				// SIGTERM, so give them a short grace and then kill.
-				if err := terminate(ctx, p.PID, b.name, p.Name, 3*time.Second); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
+	var wg sync.WaitGroup
+	errs := make([]error, len(procs))
+	for i, p := range procs {
+		if p.Virtual || p.PID == 0 {
+			continue
 		}
-		wg.Wait()
+		wg.Go(func() { errs[i] = kill(ctx, p.PID, b.name, p.Name) })
 	}
-	if err := b.opts.Home.remove(ctx, b.name); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-func hasRole(roles []cluster.Role, r cluster.Role) bool {
-	for _, x := range roles {
-		if x == r {
-			return true
-		}
-	}
-	return false
+	wg.Wait()
+	return errors.Join(append(errs, b.opts.Home.remove(ctx, b.name))...)
 }
 
 // Components implements cluster.Backend.

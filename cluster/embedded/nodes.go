@@ -4,20 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
@@ -103,62 +97,6 @@ func registerNode(ctx context.Context, cs kubernetes.Interface, i int, n cluster
 		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	}
 	return controlplane.Created("node " + n.Name)(cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}))
-}
-
-// waitNodesReady watches every node (one watch, not a poll per node) until
-// all of want are Ready, reporting progress as the count grows, and fails
-// fast when the kwok process dies.
-func (b *Backend) waitNodesReady(ctx context.Context, cs kubernetes.Interface, kwok *procSpec, want []cluster.NodeSpec, say func(comp, format string, args ...any)) error {
-	ctx, cancel := context.WithTimeout(ctx, bootTimeout)
-	defer cancel()
-	wanted := map[string]bool{}
-	for _, n := range want {
-		wanted[n.Name] = true
-	}
-	ready := map[string]bool{}
-	shown := -1
-	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "nodes", "", fields.Everything())
-	// The watch ends early, and died is closed, if kwok exits.
-	wctx, wcancel := context.WithCancel(ctx)
-	defer wcancel()
-	died := make(chan struct{})
-	go func() {
-		_ = wait.PollUntilContextCancel(wctx, 200*time.Millisecond, true, func(context.Context) (bool, error) {
-			if !procAlive(kwok.PID, b.name, kwok.Name) {
-				close(died)
-				wcancel()
-				return true, nil
-			}
-			return false, nil
-		})
-	}()
-	_, err := watchtools.UntilWithSync(wctx, lw, &corev1.Node{}, nil, func(ev watch.Event) (bool, error) {
-		n, ok := ev.Object.(*corev1.Node)
-		if !ok || !wanted[n.Name] {
-			return false, nil
-		}
-		ready[n.Name] = cluster.NodeUsable(n)
-		count := 0
-		for _, r := range ready {
-			if r {
-				count++
-			}
-		}
-		if step := max(1, len(want)/10); count == len(want) || count/step != shown/step {
-			shown = count
-			say("nodes", "nodes Ready %d/%d", count, len(want))
-		}
-		return count == len(want), nil
-	})
-	select {
-	case <-died:
-		return fmt.Errorf("kwok exited while nodes registered%s; last lines of %s:\n%s", exitNote(kwok.PID), kwok.Log, tail(kwok.Log, 15))
-	default:
-	}
-	if err != nil {
-		return fmt.Errorf("nodes Ready %d/%d: %w", shown, len(want), err)
-	}
-	return nil
 }
 
 // actOnNode takes a simulated node down or brings it back: kwok stops or

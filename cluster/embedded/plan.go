@@ -121,9 +121,10 @@ func (b *Backend) plan(used map[int]bool) error {
 			p.Endpoint, p.Hostname = lay.url(c.Name), c.Name
 		}
 		add(p)
-		if c.Role == cluster.RoleAPIServer && len(apiAddrs) == t.APIServers {
-			// L4 load balancer in front of the apiservers (also with one
-			// apiserver, so the address clients use never changes).
+		if c.Role == cluster.RoleAPIServer && len(apiAddrs) == t.APIServers && t.APIServers > 1 {
+			// L4 load balancer in front of the apiservers. One apiserver
+			// is reached directly: a balancer in front of it would cost a
+			// process, a hop on every request and a stage of the boot.
 			lbArgs := []string{"component", "kubelab-lb", "--listen=127.0.0.1:" + itoa(lay.lbPort)}
 			for _, a := range apiAddrs {
 				lbArgs = append(lbArgs, "--backend="+a)
@@ -172,12 +173,16 @@ func newLayout(t cluster.Topology, dir string, next func() int) layout {
 		l.serving[n] = controlplane.Serving{Bind: "127.0.0.1", Port: next()}
 	}
 	l.lbPort = next()
+	server := url(l.lbPort)
+	if t.APIServers == 1 {
+		server = url(l.serving[controlplane.APIServers(t)[0]].Port)
+	}
 	l.site = controlplane.Site{
 		Path:          func(file string) string { return filepath.Join(dir, "pki", file) },
 		Etcd:          func(m string) controlplane.EtcdURLs { return l.etcd[m] },
 		APIServer:     func(n string) controlplane.Serving { return l.serving[n] },
 		Serving:       func(n string) controlplane.Serving { return l.serving[n] },
-		Server:        url(l.lbPort),
+		Server:        server,
 		AuditLog:      func(n string) string { return auditLog(dir, n) },
 		SchedulingLog: func(n string) string { return schedulingLog(dir, n) },
 	}

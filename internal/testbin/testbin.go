@@ -22,8 +22,15 @@ var (
 // from this checkout by hack/build.sh into a shared temp location. Builds
 // from several test processes are serialized with a file lock, and Go's
 // build cache makes all but the first a no-op.
+//
+// It also points $KUBELAB_SEEDS, unless set, at a seed cache every test
+// process of this user shares: each test's cluster has a home of its own,
+// and all of them one seed per build (see cluster/seed).
 func Path() (string, error) {
 	once.Do(func() {
+		if os.Getenv("KUBELAB_SEEDS") == "" {
+			os.Setenv("KUBELAB_SEEDS", filepath.Join(os.TempDir(), fmt.Sprintf("kubelab-test-seeds-%d", os.Getuid())))
+		}
 		if p := os.Getenv("KUBELAB_BIN"); p != "" {
 			path = p
 			return

@@ -33,6 +33,14 @@ type globals struct {
 	ran bool
 	// version is the root's --version.
 	version bool
+	// fresh boots control planes from nothing (--fresh), not the seed.
+	fresh bool
+}
+
+// addFresh gives a command that boots clusters its --fresh flag.
+func (g *globals) addFresh(cmd *cobra.Command) *cobra.Command {
+	cmd.Flags().BoolVar(&g.fresh, "fresh", false, "boot each control plane from nothing (the apiservers bootstrap an empty etcd), not from the seed kubelab keeps of that bootstrap")
+	return cmd
 }
 
 func (g *globals) embeddedOpts(ephemeral bool) embedded.Options {
@@ -128,17 +136,17 @@ exercises.
 	pf.StringVar(&g.home, "home", string(embedded.DefaultHome()), "state directory for clusters ($KUBELAB_HOME)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "debug logs on stderr")
 	root.AddCommand(
-		newUpCommand(g),
+		g.addFresh(newUpCommand(g)),
 		newDownCommand(g),
 		newStatusCommand(g),
 		newKubeconfigCommand(g),
 		newFaultCommand(g),
-		newRunCommand(g),
+		g.addFresh(newRunCommand(g)),
 		newValidateCommand(g),
 		newListCommand(g),
 		newImagesCommand(g),
-		newDrillCommand(g),
-		newGradeCommand(g), newExerciseCommand(g), newCheckCommand(g), newSolveCommand(g), newGradePodCommand(g),
+		g.addFresh(newDrillCommand(g)),
+		g.addFresh(newGradeCommand(g)), newExerciseCommand(g), newCheckCommand(g), newSolveCommand(g), newGradePodCommand(g),
 		newVersionCommand(g), newGetCommand(g), newBenchCommand(g), newReportCommand(g), newSchemaCommand(g),
 		newClientCommand(g, "kubectl", "Run kubectl against the cluster (--name); arguments after kubectl are kubectl's"),
 		newClientCommand(g, "etcdctl", "Run etcdctl against the cluster's etcd members (--name); arguments after etcdctl are etcdctl's"),

@@ -73,6 +73,7 @@ func newBackend(g *globals, kind string, t cluster.Topology, ephemeral bool) (cl
 }
 
 func newBackendWith(g *globals, kind, bin string, t cluster.Topology, ephemeral bool) (cluster.Backend, error) {
+	t.Fresh = t.Fresh || g.fresh
 	switch kind {
 	case backendEmbedded, "":
 		o := g.embeddedOpts(ephemeral)

@@ -31,6 +31,8 @@ func newBenchUpCommand(g *globals) *cobra.Command {
 	var f struct {
 		backends []string
 		runs     int
+		seed     []bool
+		observe  []bool
 	}
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -49,7 +51,7 @@ func newBenchUpCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, err := bench.Up(cmd.Context(), nb, bench.Cases(f.backends...), f.runs, func(s string) { fmt.Fprintln(g.streams.Err, s) })
+			rows, err := bench.Up(cmd.Context(), nb, bench.Cases(f.backends, f.seed, f.observe), f.runs, func(s string) { fmt.Fprintln(g.streams.Err, s) })
 			if werr := bench.WriteUp(g.streams.Out, rows); werr != nil && err == nil {
 				err = werr
 			}
@@ -58,6 +60,8 @@ func newBenchUpCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringSliceVar(&f.backends, "backend", []string{backendEmbedded}, "backends to measure (embedded, docker; repeat or comma-separate)")
 	cmd.Flags().IntVar(&f.runs, "runs", 3, "boots of each topology")
+	cmd.Flags().BoolSliceVar(&f.seed, "seed", []bool{true}, "start from the seed (true), boot fresh (false), or both (false,true) for before and after")
+	cmd.Flags().BoolSliceVar(&f.observe, "observe", []bool{false}, "run the audit log and the scheduler's recording (true), as a lab that reads them does, or not (false); false,true measures both")
 	return cmd
 }
 

@@ -23,6 +23,7 @@ type upFlags struct {
 	topo    cluster.Topology
 	lease   time.Duration
 	grace   time.Duration
+	observe bool
 }
 
 // countFlags maps the topology's count fields to their flags.
@@ -55,6 +56,7 @@ func newUpCommand(g *globals) *cobra.Command {
 	fl.IntVar(&f.topo.Workers, "workers", 1, "worker nodes (1 to 4000 on embedded, 20 on docker)")
 	fl.DurationVar(&f.lease, "lease-duration", 0, "leader-election lease duration, at least 1s (renew 2/3, retry 1/4 of it); 0 = upstream 15s")
 	fl.DurationVar(&f.grace, "node-grace", 0, "node monitor grace period, more than 1s; 0 = upstream default")
+	fl.BoolVar(&f.observe, "observe", true, "record what the machinery does: the apiservers' audit log (audit(), trace()) and the scheduler's per-plugin decisions (scheduling()); --observe=false runs both as upstream ships them")
 	return cmd
 }
 
@@ -101,6 +103,9 @@ func (f *upFlags) topology(cmd *cobra.Command, g *globals) (cluster.Topology, er
 	}
 	if fl.Changed("node-grace") {
 		t.Timings.NodeMonitorGracePeriod.Duration = f.grace
+	}
+	if fl.Changed("observe") {
+		t.Audit, t.Scheduler.Record = &f.observe, &f.observe
 	}
 	explicit := func(field string) bool {
 		_, ok := inFile[field]

@@ -146,7 +146,8 @@ func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Progress: engine.ConsoleProgress(g.streams.Err)}, nil
+	return &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Traces: f.html != "" || f.json != "",
+		Progress: engine.ConsoleProgress(g.streams.Err)}, nil
 }
 
 // gradeOne grades --submission and writes its reports; the error says
@@ -316,7 +317,7 @@ func newExerciseCommand(g *globals) *cobra.Command {
 		Short: "Show, scaffold, validate and list graded exercises; start and stop one on a live cluster",
 	}
 	cmd.AddCommand(newExerciseShowCommand(g), newExerciseInitCommand(g), newExerciseValidateCommand(g), newExerciseListCommand(g),
-		newExerciseStartCommand(g), newExerciseStopCommand(g))
+		g.addFresh(newExerciseStartCommand(g)), newExerciseStopCommand(g))
 	return cmd
 }
 

@@ -77,7 +77,7 @@ reports list the labs in the order given.`,
 				backend = namedClusters(backend, g.name, len(labs) > 1)
 			}
 			return runLabs(cmd.Context(), g, f, labs, &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep,
-				Progress: quietWhenInterrupted(cmd.Context(), g, engine.ConsoleProgress(g.streams.Err))})
+				Traces: f.html != "" || f.json != "", Progress: quietWhenInterrupted(cmd.Context(), g, engine.ConsoleProgress(g.streams.Err))})
 		},
 	}
 	fl := cmd.Flags()

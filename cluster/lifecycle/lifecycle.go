@@ -1,0 +1,514 @@
+// Package lifecycle is the one boot lifecycle of kubelab's clusters, the
+// shape of kind's create actions: ordered stages, the readiness check of
+// each, the overlap of stages that do not depend on each other, the
+// seeded control plane, the cleanup after a failed boot and the progress
+// lines. Backends (cluster/embedded, cluster/docker) implement Placement:
+// they place components and nodes (processes, containers) and say where
+// each is; they keep no boot order of their own.
+//
+// The stages:
+//
+//  1. prepare: certificates, addresses, state (the backend);
+//  2. seed: restore the seed (an etcd snapshot of a freshly bootstrapped
+//     control plane, see cluster/seed) into every etcd member, unless the
+//     cluster boots fresh;
+//  3. etcd, the apiservers and their load balancer start at once (an
+//     apiserver retries etcd until it answers);
+//  4. once an apiserver is ready (on a fresh boot: every apiserver, since
+//     the controller-manager exits if RBAC's bootstrap roles are not
+//     served yet), a fresh single-apiserver boot takes the seed, then the
+//     controller-managers, schedulers, nodes and the DNS addon start at
+//     once;
+//  5. the cluster is usable when every apiserver and the balancer are
+//     ready, every node is Ready with a pod range, the default
+//     ServiceAccount exists (the controller-manager made it) and cluster
+//     DNS serves (the scheduler placed it).
+//
+// Every wait fails fast when a component exits on its own, naming it with
+// the last lines of its log.
+package lifecycle
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/cluster/internal/probe"
+	"kubelab.dev/kubelab/cluster/seed"
+)
+
+// Say reports progress of one component.
+type Say func(component, format string, args ...any)
+
+// Plan names the components a placement runs, by role.
+type Plan struct {
+	Etcd, APIServers, ControllerManagers, Schedulers []string
+	// LoadBalancer names the L4 balancer in front of the apiservers; ""
+	// where clients reach the one apiserver directly.
+	LoadBalancer string
+}
+
+// Placement is the part of a backend the lifecycle drives.
+type Placement interface {
+	// Topology is the defaulted topology of the cluster.
+	Topology() cluster.Topology
+	// Access says where the started components are (valid for a
+	// component once it started).
+	Access() cluster.Access
+	// Prepare makes what the components need before any starts
+	// (certificates, addresses, state, networks, images) and says what
+	// it will run.
+	Prepare(ctx context.Context, say Say) (Plan, error)
+	// Start starts the named components at once.
+	Start(ctx context.Context, names ...string) error
+	// Failed is nil while every started component runs; otherwise it
+	// names one that exited on its own, with the last lines of its log.
+	Failed(ctx context.Context) error
+	// StartNodes places the worker nodes; an apiserver serves.
+	StartNodes(ctx context.Context, cs kubernetes.Interface) error
+	// Ready is called once the cluster is usable.
+	Ready(ctx context.Context) error
+	// Down removes everything Prepare and Start made.
+	Down(ctx context.Context) error
+}
+
+// Seeder is a Placement that can start its etcd members from a seed.
+// Clusters of other placements always boot fresh.
+type Seeder interface {
+	// RestoreSeed fills every etcd member's data from snapshot, before
+	// the members first start. On failure no member is left with part of
+	// it.
+	RestoreSeed(ctx context.Context, snapshot string) error
+}
+
+// Options configure one boot.
+type Options struct {
+	// Seeds is the seed cache; a zero Cache boots every cluster fresh.
+	Seeds seed.Cache
+	// SeedKey is the key of this cluster's seed (see seed.Key).
+	SeedKey string
+	// Fresh boots from nothing even where a seed exists (and takes none).
+	Fresh bool
+	// Timeout bounds each stage's wait (default 90s).
+	Timeout time.Duration
+}
+
+// seededReadyz is the readiness check of an apiserver whose etcd was
+// restored from a seed: every check of /readyz but the two bootstrap
+// hooks whose objects the seed holds (RBAC's roles and bindings, the
+// system priority classes). Upstream runs each after a fixed first second
+// (wait.Poll), then only confirms, object by object, what is there: ~1.5 s
+// during which the apiserver already serves, authorizes with those very
+// roles, and the controller-manager can start.
+const seededReadyz = "/readyz?exclude=poststarthook/rbac/bootstrap-roles&exclude=poststarthook/scheduling/bootstrap-system-priority-classes"
+
+// EventControlPlaneReady is the progress message sent when every
+// component is healthy and every node Ready (before the default
+// ServiceAccount and DNS).
+const EventControlPlaneReady = "control plane and nodes ready"
+
+// Up boots the cluster of p. On failure, or when ctx is cancelled,
+// everything started so far is removed before Up returns.
+func Up(ctx context.Context, p Placement, progress func(cluster.Event), opts Options) (err error) {
+	if progress == nil {
+		progress = func(cluster.Event) {}
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 90 * time.Second
+	}
+	start := time.Now()
+	say := func(comp, format string, args ...any) {
+		progress(cluster.Event{Component: comp, Message: fmt.Sprintf(format, args...), Elapsed: time.Since(start)})
+	}
+	defer func() {
+		if err != nil && !errors.Is(err, cluster.ErrExists) {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if derr := p.Down(dctx); derr != nil {
+				err = errors.Join(err, fmt.Errorf("clean up after failed up: %w", derr))
+			}
+		}
+	}()
+	b := &boot{p: p, opts: opts, say: say}
+	return b.run(ctx)
+}
+
+type boot struct {
+	p    Placement
+	opts Options
+	say  Say
+	plan Plan
+	// seeded is set when the members start from a seed.
+	seeded bool
+	admin  *http.Client
+	cs     kubernetes.Interface
+}
+
+func (b *boot) run(ctx context.Context) error {
+	say := b.say
+	say("cluster", "generating certificates and plan")
+	var err error
+	if b.plan, err = b.p.Prepare(ctx, say); err != nil {
+		return err
+	}
+	b.restoreSeed(ctx)
+
+	// etcd, the apiservers and their balancer at once.
+	first := append(append([]string{}, b.plan.Etcd...), b.plan.APIServers...)
+	if b.plan.LoadBalancer != "" {
+		first = append(first, b.plan.LoadBalancer)
+	}
+	if err := b.p.Start(ctx, first...); err != nil {
+		return err
+	}
+	if err := b.clients(); err != nil {
+		return err
+	}
+	etcdUp := make(chan error, 1)
+	go func() { etcdUp <- b.waitEtcd(ctx) }()
+	// A fresh boot starts the rest once every apiserver bootstrapped RBAC
+	// (the controller-manager exits if it cannot read what it needs); a
+	// seeded one as soon as one apiserver is ready.
+	apis := b.plan.APIServers
+	readyz := "/readyz"
+	if b.seeded {
+		readyz = seededReadyz
+		say("kube-apiserver", "waiting for the first apiserver to serve (seeded: its bootstrap is in etcd already)")
+		err = b.waitAny(ctx, readyz, apis)
+	} else {
+		say("kube-apiserver", "waiting for /readyz (etcd connection, RBAC bootstrap)")
+		err = b.waitAll(ctx, readyz, apis)
+	}
+	if err != nil {
+		return err
+	}
+	if err := <-etcdUp; err != nil {
+		return err
+	}
+	if !b.seeded && len(apis) == 1 {
+		b.takeSeed(ctx)
+	}
+
+	// Everything that only needs an apiserver, at once.
+	rest := append(append([]string{}, b.plan.ControllerManagers...), b.plan.Schedulers...)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return b.p.Start(gctx, rest...) })
+	g.Go(func() error {
+		say("nodes", "placing %d node(s)", len(b.p.Topology().Nodes))
+		return b.p.StartNodes(gctx, b.cs)
+	})
+	// The DNS addon's Deployment waits for nodes to be scheduled on.
+	g.Go(func() error { return controlplane.InstallDNS(gctx, b.cs) })
+	if err := g.Wait(); err != nil {
+		return err
+	}
+
+	// Usable: every wait at once, failing fast if a component exits.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed := make(chan error, 1)
+	go func() { failed <- b.watchFailures(wctx) }()
+	g, gctx = errgroup.WithContext(wctx)
+	g.Go(func() error {
+		if err := b.waitAll(gctx, readyz, apis); err != nil {
+			return err
+		}
+		if b.plan.LoadBalancer == "" {
+			return nil
+		}
+		say(b.plan.LoadBalancer, "waiting for /readyz through the load balancer")
+		return b.waitHTTP(gctx, b.plan.LoadBalancer, b.serverURL()+readyz)
+	})
+	g.Go(func() error { return b.waitNodes(gctx) })
+	g.Go(func() error {
+		// Pods cannot be created before the controller-manager has made
+		// the default ServiceAccount: the cluster is not usable until then.
+		say("cluster", "waiting for the controller-manager to create the default ServiceAccount")
+		return b.poll(gctx, "the default ServiceAccount", func(ctx context.Context) error {
+			_, err := b.cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+			return err
+		})
+	})
+	g.Go(func() error {
+		say("coredns", "waiting for cluster DNS (the coredns Deployment)")
+		return controlplane.WaitDNS(gctx, b.cs, b.opts.Timeout)
+	})
+	werr := g.Wait()
+	cancel()
+	if ferr := <-failed; ferr != nil {
+		return ferr // the component that died says more than the wait it broke
+	}
+	if werr != nil {
+		return werr
+	}
+	say("cluster", EventControlPlaneReady)
+	if err := b.p.Ready(ctx); err != nil {
+		return err
+	}
+	say("cluster", "ready")
+	return nil
+}
+
+// restoreSeed restores the seed into the etcd members where there is one
+// (and the cluster does not boot fresh). A seed that is corrupt or will not
+// restore is discarded with a progress line; the cluster then boots fresh
+// and takes a new one.
+func (b *boot) restoreSeed(ctx context.Context) {
+	if _, ok := b.p.(Seeder); !ok || b.opts.Seeds.Dir == "" || b.opts.SeedKey == "" {
+		b.opts.Seeds = seed.Cache{} // neither restored nor taken
+		return
+	}
+	if b.opts.Fresh {
+		b.say("etcd", "booting fresh: no seed")
+		return
+	}
+	path, ok, err := b.opts.Seeds.Get(b.opts.SeedKey)
+	if err != nil {
+		b.say("etcd", "%v: discarded; booting from nothing and taking it again", err)
+		return
+	}
+	if !ok {
+		b.say("etcd", "no seed for this build yet: booting from nothing, then taking one")
+		return
+	}
+	if err := b.p.(Seeder).RestoreSeed(ctx, path); err != nil {
+		b.opts.Seeds.Discard(b.opts.SeedKey)
+		b.say("etcd", "seed %s would not restore (%v): discarded; booting from nothing and taking it again", b.opts.SeedKey, err)
+		return
+	}
+	b.seeded = true
+	b.say("etcd", "restored seed %s into %d member(s)", b.opts.SeedKey, len(b.plan.Etcd))
+}
+
+// takeSeed stores a snapshot of etcd just after the apiservers'
+// bootstrap, before anything else writes: the seed of later boots. A
+// failure costs only the speed of later boots: it is reported, not fatal.
+func (b *boot) takeSeed(ctx context.Context) {
+	if b.opts.Seeds.Dir == "" || b.opts.Fresh {
+		return
+	}
+	var buf bytes.Buffer
+	if err := b.snapshot(ctx, &buf); err != nil {
+		b.say("etcd", "could not take the seed: %v", err)
+		return
+	}
+	size := buf.Len()
+	if err := b.opts.Seeds.Put(b.opts.SeedKey, &buf); err != nil {
+		b.say("etcd", "could not store the seed: %v", err)
+		return
+	}
+	b.say("etcd", "took seed %s (%d kB)", b.opts.SeedKey, size/1024)
+}
+
+// snapshot writes a snapshot of the first etcd member to w.
+func (b *boot) snapshot(ctx context.Context, w *bytes.Buffer) error {
+	acc := b.p.Access()
+	ep := acc.EtcdEndpoints[b.plan.Etcd[0]]
+	cfg := clientv3.Config{Endpoints: []string{ep}, TLS: acc.EtcdTLS, DialTimeout: 2 * time.Second, Context: ctx, Logger: zap.NewNop()}
+	if acc.EtcdDial != nil {
+		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(acc.EtcdDial)}
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	rc, err := cli.Snapshot(sctx)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = w.ReadFrom(rc)
+	return err
+}
+
+// clients makes the admin clients once the apiservers' balancer (or the
+// one apiserver) has an address.
+func (b *boot) clients() error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", b.p.Access().Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	tlsCfg, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return fmt.Errorf("admin TLS: %w", err)
+	}
+	if tlsCfg == nil {
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	b.admin = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	cfg.QPS, cfg.Burst = -1, 0 // kubelab's own client: no client-side rate limit
+	b.cs, err = kubernetes.NewForConfig(cfg)
+	return err
+}
+
+func (b *boot) serverURL() string {
+	cfg, err := clientcmd.BuildConfigFromFlags("", b.p.Access().Kubeconfig)
+	if err != nil {
+		return ""
+	}
+	return cfg.Host
+}
+
+// waitEtcd waits until every member reports a Raft leader.
+func (b *boot) waitEtcd(ctx context.Context) error {
+	b.say("etcd", "waiting for Raft quorum and a leader")
+	acc := b.p.Access()
+	g, gctx := errgroup.WithContext(ctx)
+	for _, m := range b.plan.Etcd {
+		g.Go(func() error {
+			err := b.poll(gctx, m, func(ctx context.Context) error {
+				return probe.EtcdLeader(ctx, acc.EtcdEndpoints[m], acc.EtcdTLS, acc.EtcdDial)
+			})
+			if err == nil {
+				b.say(m, "ready")
+			}
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+// waitAll waits until every apiserver answers path with 200.
+func (b *boot) waitAll(ctx context.Context, path string, names []string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, n := range names {
+		g.Go(func() error { return b.waitHTTP(gctx, n, b.p.Access().APIServers[n]+path) })
+	}
+	return g.Wait()
+}
+
+// waitAny waits until one of the apiservers answers path with 200.
+func (b *boot) waitAny(ctx context.Context, path string, names []string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(names))
+	for _, n := range names {
+		go func() { errs <- b.waitHTTP(ctx, n, b.p.Access().APIServers[n]+path) }()
+	}
+	var all []error
+	for range names {
+		err := <-errs
+		if err == nil {
+			return nil
+		}
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// waitHTTP waits until url answers 200, failing fast if a component
+// exits.
+func (b *boot) waitHTTP(ctx context.Context, name, url string) error {
+	err := b.poll(ctx, name, func(ctx context.Context) error { return probe.HTTPOK(ctx, b.admin, url) })
+	if err == nil {
+		b.say(name, "ready")
+	}
+	return err
+}
+
+// poll runs check until it passes: fast at first, backing off to 200ms,
+// for at most the stage timeout. It fails at once when a started
+// component has exited, and on timeout reports the last check's error.
+func (b *boot) poll(ctx context.Context, what string, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	delay := 25 * time.Millisecond
+	var last error
+	for {
+		if err := b.p.Failed(ctx); err != nil {
+			return err
+		}
+		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+		last = check(cctx)
+		ccancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready: %w (last check: %v)", what, ctx.Err(), last)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+// watchFailures polls the placement until ctx ends, and returns the
+// first failure it reports (nil if none).
+func (b *boot) watchFailures(ctx context.Context) error {
+	var found error
+	_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, false, func(ctx context.Context) (bool, error) {
+		if err := b.p.Failed(ctx); err != nil {
+			found = err
+			return true, nil
+		}
+		return false, nil
+	})
+	return found
+}
+
+// waitNodes watches every node (one watch, not a poll per node) until
+// each of the topology's nodes is Ready, untainted by the node lifecycle
+// controller and has a pod range, reporting progress as the count grows.
+func (b *boot) waitNodes(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	want := b.p.Topology().Nodes
+	wanted := map[string]bool{}
+	for _, n := range want {
+		wanted[n.Name] = true
+	}
+	var mu sync.Mutex
+	ready := map[string]bool{}
+	shown := -1
+	lw := cache.NewListWatchFromClient(b.cs.CoreV1().RESTClient(), "nodes", "", fields.Everything())
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Node{}, nil, func(ev watch.Event) (bool, error) {
+		n, ok := ev.Object.(*corev1.Node)
+		if !ok || !wanted[n.Name] {
+			return false, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		ready[n.Name] = cluster.NodeUsable(n) && n.Spec.PodCIDR != ""
+		count := 0
+		for _, r := range ready {
+			if r {
+				count++
+			}
+		}
+		if step := max(1, len(want)/10); count == len(want) || count/step != shown/step {
+			shown = count
+			b.say("nodes", "nodes Ready %d/%d", count, len(want))
+		}
+		return count == len(want), nil
+	})
+	if err != nil {
+		return fmt.Errorf("nodes Ready %d/%d (Ready, untainted by the node lifecycle controller, with a pod range): %w", max(shown, 0), len(want), err)
+	}
+	return nil
+}
