@@ -16,11 +16,11 @@
 //     apiserver retries etcd until it answers);
 //  4. once an apiserver is ready (on a fresh boot: every apiserver, since
 //     the controller-manager exits if RBAC's bootstrap roles are not
-//     served yet), a fresh single-apiserver boot takes the seed, then the
-//     controller-managers, schedulers, nodes and the DNS addon start at
-//     once;
-//  5. the cluster is usable when every apiserver and the balancer are
-//     ready, every node is Ready with a pod range, the default
+//     served yet) and the balancer serves, a fresh single-apiserver boot
+//     takes the seed, then the controller-managers, schedulers, nodes and
+//     the DNS addon start at once;
+//  5. the cluster is usable when every apiserver is ready, every node is
+//     Ready with a pod range, the default
 //     ServiceAccount exists (the controller-manager made it) and cluster
 //     DNS serves (the scheduler placed it).
 //
@@ -207,6 +207,14 @@ func (b *boot) run(ctx context.Context) error {
 	if err := <-etcdUp; err != nil {
 		return err
 	}
+	if lb := b.plan.LoadBalancer; lb != "" {
+		// kubelab's own client goes through the balancer, which takes an
+		// apiserver into rotation once its health check passes.
+		say(lb, "waiting for /readyz through the load balancer")
+		if err := b.waitHTTP(ctx, lb, b.serverURL()+readyz); err != nil {
+			return err
+		}
+	}
 	if !b.seeded && len(apis) == 1 {
 		b.takeSeed(ctx)
 	}
@@ -231,16 +239,7 @@ func (b *boot) run(ctx context.Context) error {
 	failed := make(chan error, 1)
 	go func() { failed <- b.watchFailures(wctx) }()
 	g, gctx = errgroup.WithContext(wctx)
-	g.Go(func() error {
-		if err := b.waitAll(gctx, readyz, apis); err != nil {
-			return err
-		}
-		if b.plan.LoadBalancer == "" {
-			return nil
-		}
-		say(b.plan.LoadBalancer, "waiting for /readyz through the load balancer")
-		return b.waitHTTP(gctx, b.plan.LoadBalancer, b.serverURL()+readyz)
-	})
+	g.Go(func() error { return b.waitAll(gctx, readyz, apis) })
 	g.Go(func() error { return b.waitNodes(gctx) })
 	g.Go(func() error {
 		// Pods cannot be created before the controller-manager has made
