@@ -92,7 +92,7 @@ func (b *Backend) RestoreSeed(ctx context.Context, snapshot string) error {
 	site := b.site()
 	members := controlplane.EtcdMembers(t)
 	err := b.eachMember(members, func(m string) error {
-		_, err := etcdutl.Run(ctx, b.opts.Binary, controlplane.EtcdSeedArgs(t, site, m, snapshot, site.Etcd(m).DataDir)...)
+		_, err := etcdutl.Run(ctx, b.opts.Components, controlplane.EtcdSeedArgs(t, site, m, snapshot, site.Etcd(m).DataDir)...)
 		return err
 	})
 	if err != nil {
@@ -112,7 +112,7 @@ func (b *Backend) Start(_ context.Context, names ...string) error {
 		if p == nil {
 			return fmt.Errorf("start %s: no such component in cluster %s", n, b.name)
 		}
-		if err := startProc(b.opts.Binary, string(b.opts.Home), b.name, p, b.opts.Ephemeral); err != nil {
+		if err := startProc(b.opts.Components, string(b.opts.Home), b.name, p, b.opts.Ephemeral); err != nil {
 			return err
 		}
 	}

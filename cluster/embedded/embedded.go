@@ -33,6 +33,11 @@ type Options struct {
 	// Binary is the kubelab executable that carries the components;
 	// os.Executable() when empty.
 	Binary string
+	// Components is the executable that runs the cluster's processes
+	// (`component NAME ARGS...`): the kubelab-control-plane built next to
+	// Binary when there is one (it starts faster: it carries only the
+	// control plane), else Binary.
+	Components string
 	// Ephemeral clusters die with this process (labs, tests); others stay up
 	// after `kubelab up` returns.
 	Ephemeral bool
@@ -96,6 +101,12 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		o.Binary = self
 	}
+	if o.Components == "" {
+		o.Components = o.Binary
+		if cp := filepath.Join(filepath.Dir(o.Binary), ControlPlaneBinary); isExecutable(cp) {
+			o.Components = cp
+		}
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -111,16 +122,30 @@ func (b *Backend) Topology() cluster.Topology { return b.st.Topology }
 // Dir is the cluster's state directory.
 func (b *Backend) Dir() string { return b.dir }
 
+// ControlPlaneBinary is the name of the control-plane executable
+// hack/build.sh puts next to kubelab (see Options.Components).
+const ControlPlaneBinary = "kubelab-control-plane"
+
+func isExecutable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
 // EnvSeeds names a seed cache shared by several homes (the test suite's
 // clusters each have a home of their own, and one seed).
 const EnvSeeds = "KUBELAB_SEEDS"
+
+// EnvFresh, set to anything, boots every cluster from nothing, as
+// Topology.Fresh does: KUBELAB_FRESH=1 go test ./labs runs the suites on
+// fresh control planes.
+const EnvFresh = "KUBELAB_FRESH"
 
 // Up implements cluster.Backend through the one boot lifecycle (see
 // cluster/lifecycle). On failure, or when ctx is cancelled, everything
 // started so far is removed before Up returns.
 func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
-	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh}
-	key, err := seed.Key(b.opts.Binary, "backend=embedded")
+	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh || os.Getenv(EnvFresh) != ""}
+	key, err := seed.Key(b.opts.Components, "backend=embedded")
 	if err != nil {
 		b.opts.Log.Warn("no seed", "err", err)
 		opts.Seeds = seed.Cache{}
@@ -255,7 +280,7 @@ func (b *Backend) startIfDown(p *procSpec) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return startProc(b.opts.Binary, string(b.opts.Home), b.name, p, b.opts.Ephemeral)
+	return startProc(b.opts.Components, string(b.opts.Home), b.name, p, b.opts.Ephemeral)
 }
 
 // Access implements cluster.Backend.

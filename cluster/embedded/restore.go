@@ -22,7 +22,7 @@ func (b *Backend) SnapshotDir() string { return filepath.Join(b.dir, "snapshots"
 
 // SnapshotStatus implements cluster.EtcdRestorer.
 func (b *Backend) SnapshotStatus(ctx context.Context, file string) (cluster.SnapshotStatus, error) {
-	return etcdutl.SnapshotStatus(ctx, b.opts.Binary, file)
+	return etcdutl.SnapshotStatus(ctx, b.opts.Components, file)
 }
 
 // RestoreEtcd implements cluster.EtcdRestorer: the members' data
@@ -41,7 +41,7 @@ func (b *Backend) RestoreEtcd(ctx context.Context, file, token string) error {
 		if err := os.RemoveAll(fresh); err != nil {
 			return err
 		}
-		if _, err := etcdutl.Run(ctx, b.opts.Binary, controlplane.EtcdRestoreArgs(t, site, m, file, fresh, token)...); err != nil {
+		if _, err := etcdutl.Run(ctx, b.opts.Components, controlplane.EtcdRestoreArgs(t, site, m, file, fresh, token)...); err != nil {
 			return err
 		}
 		if err := os.RemoveAll(dataDir); err != nil {

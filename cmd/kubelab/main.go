@@ -8,20 +8,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"kubelab.dev/kubelab/cluster/docker"
-	"kubelab.dev/kubelab/cluster/embedded"
-	"kubelab.dev/kubelab/cluster/lb"
 	"kubelab.dev/kubelab/cmd/kubelab/app"
 	"kubelab.dev/kubelab/internal/components"
+	_ "kubelab.dev/kubelab/internal/components/clients" // kubectl, etcdctl
+	_ "kubelab.dev/kubelab/internal/components/node"    // kubelet, kube-proxy, cri, ip-route
 )
 
 func main() {
@@ -53,21 +48,6 @@ func main() {
 }
 
 func runComponent(name string, args []string) int {
-	// Control-plane components run in their own UTS namespace with their
-	// component name as hostname: distinct apiserver identity leases, and
-	// leader-election identities that say which instance leads.
-	if h := os.Getenv(embedded.EnvHostname); h != "" {
-		if err := unix.Sethostname([]byte(h)); err != nil {
-			fmt.Fprintf(os.Stderr, "kubelab: set hostname %s: %v (sharing the host's)\n", h, err)
-		}
-	}
-	// In containers the component's address is known only at start:
-	// @HOST_IP@ in an argument stands for it.
-	for i, a := range args {
-		if strings.Contains(a, "@HOST_IP@") {
-			args[i] = strings.ReplaceAll(a, "@HOST_IP@", hostIP())
-		}
-	}
 	if name == docker.ReaperComponent {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		owner := fs.String("owner", "", "PID:START of the process the cluster belongs to")
@@ -84,31 +64,7 @@ func runComponent(name string, args []string) int {
 		}
 		return 0
 	}
-	if name == "kubelab-lb" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		if err := lb.Main(ctx, args, slog.New(slog.NewTextHandler(os.Stderr, nil))); err != nil {
-			fmt.Fprintln(os.Stderr, "kubelab-lb:", err)
-			return 1
-		}
-		return 0
-	}
-	code, err := components.Run(name, args)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kubelab:", err)
-	}
-	return code
-}
-
-// hostIP is the first non-loopback IPv4 address of this host.
-func hostIP() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	return "127.0.0.1"
+	return components.Main(name, args)
 }
 
 // runClient runs kubectl or etcdctl against the named lab cluster unless

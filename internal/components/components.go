@@ -1,15 +1,19 @@
-// Package components links the real upstream Kubernetes, etcd and kwok
-// programs into the kubelab binary and runs one of them by name, the way a
-// multi-call binary does. One is kubelab's own: ip-route, for the docker
-// control-plane containers, whose images hold nothing but this binary.
+// Package components links the real upstream control-plane programs
+// (etcd, etcdutl, kube-apiserver, kube-controller-manager, kube-scheduler,
+// kwok) into a binary and runs one of them by name, the way a multi-call
+// binary does. Its subpackages register more: node (kubelet, kube-proxy
+// and kubelab's cri and ip-route, which run inside docker nodes) and
+// clients (kubectl, etcdctl).
 //
-// It is imported only by cmd/kubelab: linking it costs several GiB of RAM
-// and tens of seconds, so libraries and their tests start the built kubelab
-// binary instead of importing this package.
+// cmd/kubelab imports all of them; cmd/kubelab-control-plane only this
+// one, so the processes of an embedded cluster do not initialise the
+// packages of kubectl, the kubelet or kubelab's own command line (godog,
+// testcontainers...) at every start. Linking costs several GiB of RAM and
+// tens of seconds, so libraries and their tests start the built binaries
+// instead of importing these packages.
 package components
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sort"
@@ -17,21 +21,15 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"go.etcd.io/etcd/etcdctl/v3/ctlv3"
 	"go.etcd.io/etcd/etcdutl/v3/etcdutl"
 	"go.etcd.io/etcd/pkg/v3/cobrautl"
 	"go.etcd.io/etcd/server/v3/etcdmain"
 	"k8s.io/component-base/cli"
-	"k8s.io/component-base/logs"
 	_ "k8s.io/component-base/logs/json/register"          // JSON log format, as upstream mains do
 	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics, as upstream mains do
 	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric, as upstream mains do
-	kubectlcmd "k8s.io/kubectl/pkg/cmd"
-	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	kcm "k8s.io/kubernetes/cmd/kube-controller-manager/app"
-	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
-	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
 	kwokconfig "sigs.k8s.io/kwok/pkg/config"
 	kwokcmd "sigs.k8s.io/kwok/pkg/kwok/cmd"
 	kwoklog "sigs.k8s.io/kwok/pkg/log"
@@ -46,15 +44,18 @@ var mains = map[string]func() int{
 	"kube-apiserver":          func() int { return cli.Run(apiserver.NewAPIServerCommand()) },
 	"kube-controller-manager": func() int { return cli.Run(kcm.NewControllerManagerCommand()) },
 	"kube-scheduler":          runScheduler,
-	"kubelet":                 func() int { return cli.Run(kubelet.NewKubeletCommand(context.Background())) },
-	"kube-proxy":              func() int { return cli.Run(proxy.NewProxyCommand()) },
-	"kubectl":                 runKubectl,
 	"etcd":                    func() int { etcdmain.Main(os.Args); return 0 },
-	"etcdctl":                 func() int { ctlv3.MustStart(); return 0 },
 	"etcdutl":                 runEtcdutl,
 	"kwok":                    runKwok,
-	"cri":                     runCRI,
-	"ip-route":                runIPRoute,
+}
+
+// Register adds a component: the subpackages call it from init. main
+// returns the exit code; os.Args starts with the component's own name.
+func Register(name string, main func() int) {
+	if _, dup := mains[name]; dup {
+		panic("components: " + name + " registered twice")
+	}
+	mains[name] = main
 }
 
 // Names lists the components this binary carries, sorted.
@@ -121,16 +122,6 @@ func runEtcdutl() int {
 	root.SetHelpTemplate(`{{.UsageString}}`)
 	if err := root.Execute(); err != nil {
 		cobrautl.ExitWithError(cobrautl.ExitError, err) // prints and exits like upstream etcdutl
-	}
-	return 0
-}
-
-// runKubectl mirrors k8s.io/kubernetes/cmd/kubectl's main.
-func runKubectl() int {
-	logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args)) //nolint:errcheck
-	command := kubectlcmd.NewDefaultKubectlCommand()
-	if err := cli.RunNoErrOutput(command); err != nil {
-		kubectlutil.CheckErr(err) // prints and exits like upstream kubectl
 	}
 	return 0
 }

@@ -1,0 +1,26 @@
+// Command kubelab-control-plane runs the control-plane components of an
+// embedded kubelab cluster: `kubelab-control-plane component NAME ARGS...`
+// with NAME etcd, etcdutl, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok or kubelab-lb, exactly as `kubelab component` does.
+//
+// It carries nothing else (no kubectl, kubelet or kubelab command line),
+// so each process of a cluster initialises about half the packages the
+// kubelab binary would: measured with GODEBUG=inittrace=1, see the README.
+// The embedded backend uses it when it stands next to the kubelab binary
+// (hack/build.sh builds both), and kubelab itself otherwise.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"kubelab.dev/kubelab/internal/components"
+)
+
+func main() {
+	if len(os.Args) < 3 || os.Args[1] != "component" {
+		fmt.Fprintf(os.Stderr, "usage: kubelab-control-plane component NAME [ARGS...]; components: %v, kubelab-lb\n", components.Names())
+		os.Exit(2)
+	}
+	os.Exit(components.Main(os.Args[2], os.Args[3:]))
+}
