@@ -270,7 +270,7 @@ func haproxyConfig(apis []string) string {
 	s.WriteString("global\n  log stdout format raw local0\n")
 	s.WriteString("defaults\n  mode tcp\n  timeout connect 300ms\n  timeout check 1s\n  timeout client 1h\n  timeout server 1h\n  retries 3\n  option redispatch 1\n")
 	s.WriteString("frontend apiserver\n  bind *:6443\n  default_backend apiservers\n")
-	s.WriteString("backend apiservers\n  option httpchk GET /readyz\n  http-check expect status 200\n  balance roundrobin\n")
+	s.WriteString("backend apiservers\n  option httpchk GET " + lifecycle.ServingReadyz + "\n  http-check expect status 200\n  balance roundrobin\n")
 	s.WriteString("  option srvtcpka\n  srvtcpka-idle 1s\n  srvtcpka-intvl 1s\n  srvtcpka-cnt 2\n")
 	s.WriteString("  default-server check check-ssl verify none inter 500ms fastinter 250ms downinter 1s fall 1 rise 1\n")
 	for _, a := range apis {

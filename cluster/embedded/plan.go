@@ -14,6 +14,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/cluster/lifecycle"
 )
 
 //go:embed kwok-stages.yaml
@@ -125,7 +126,11 @@ func (b *Backend) plan(used map[int]bool) error {
 			// L4 load balancer in front of the apiservers. One apiserver
 			// is reached directly: a balancer in front of it would cost a
 			// process, a hop on every request and a stage of the boot.
-			lbArgs := []string{"component", "kubelab-lb", "--listen=127.0.0.1:" + itoa(lay.lbPort)}
+			// It checks /readyz but for the bootstrap hooks (see
+			// lifecycle.ServingReadyz), four times a second: an apiserver
+			// takes requests as soon as it can serve them.
+			lbArgs := []string{"component", "kubelab-lb", "--listen=127.0.0.1:" + itoa(lay.lbPort),
+				"--check-path=" + lifecycle.ServingReadyz, "--interval=250ms"}
 			for _, a := range apiAddrs {
 				lbArgs = append(lbArgs, "--backend="+a)
 			}

@@ -115,14 +115,16 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// seededReadyz is the readiness check of an apiserver whose etcd was
-// restored from a seed: every check of /readyz but the two bootstrap
-// hooks whose objects the seed holds (RBAC's roles and bindings, the
-// system priority classes). Upstream runs each after a fixed first second
+// ServingReadyz is the readiness check of an apiserver whose etcd already
+// holds the bootstrap (restored from a seed, or an apiserver that restarts
+// in a running cluster): every check of /readyz but the two bootstrap
+// hooks whose objects are there (RBAC's roles and bindings, the system
+// priority classes). Upstream runs each after a fixed first second
 // (wait.Poll), then only confirms, object by object, what is there: ~1.5 s
 // during which the apiserver already serves, authorizes with those very
-// roles, and the controller-manager can start.
-const seededReadyz = "/readyz?exclude=poststarthook/rbac/bootstrap-roles&exclude=poststarthook/scheduling/bootstrap-system-priority-classes"
+// roles, and the controller-manager can start. The load balancers check
+// it too.
+const ServingReadyz = "/readyz?exclude=poststarthook/rbac/bootstrap-roles&exclude=poststarthook/scheduling/bootstrap-system-priority-classes"
 
 // EventControlPlaneReady is the progress message sent when every
 // component is healthy and every node Ready (before the default
@@ -194,8 +196,8 @@ func (b *boot) run(ctx context.Context) error {
 	apis := b.plan.APIServers
 	readyz := "/readyz"
 	if b.seeded {
-		readyz = seededReadyz
-		say("kube-apiserver", "waiting for the first apiserver to serve (seeded: its bootstrap is in etcd already)")
+		readyz = ServingReadyz
+		say("kube-apiserver", "waiting for /readyz of one apiserver (seeded: but for the bootstrap hooks, whose objects the seed holds)")
 		err = b.waitAny(ctx, readyz, apis)
 	} else {
 		say("kube-apiserver", "waiting for /readyz (etcd connection, RBAC bootstrap)")

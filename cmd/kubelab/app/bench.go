@@ -70,6 +70,7 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 		nodes, pods []int
 		record      []bool
 		audit       []bool
+		observe     []bool
 	}
 	cmd := &cobra.Command{
 		Use:   "scale",
@@ -90,14 +91,12 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 				if f.nodes[i] < 1 || f.nodes[i] > cluster.MaxNodes || f.pods[i] < 0 || f.pods[i] > 110*f.nodes[i] {
 					return invalidf("--nodes %d --pods %d: want 1 to %d nodes and at most 110 pods a node", f.nodes[i], f.pods[i], cluster.MaxNodes)
 				}
-				for _, audit := range f.audit {
-					for _, rec := range f.record {
-						r, err := bench.Scale(cmd.Context(), nb, backendEmbedded, f.nodes[i], f.pods[i], rec, audit, func(s string) { fmt.Fprintln(g.streams.Err, s) })
-						if err != nil {
-							return err
-						}
-						rs = append(rs, r)
+				for _, o := range observations(cmd, f.observe, f.audit, f.record) {
+					r, err := bench.Scale(cmd.Context(), nb, backendEmbedded, f.nodes[i], f.pods[i], o.record, o.audit, func(s string) { fmt.Fprintln(g.streams.Err, s) })
+					if err != nil {
+						return err
 					}
+					rs = append(rs, r)
 				}
 			}
 			return bench.WriteScale(g.streams.Out, rs)
@@ -105,7 +104,28 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().IntSliceVar(&f.nodes, "nodes", []int{100}, "simulated nodes (embedded backend)")
 	cmd.Flags().IntSliceVar(&f.pods, "pods", []int{1000}, "pods of one Deployment")
-	cmd.Flags().BoolSliceVar(&f.audit, "audit", []bool{true}, "apiservers write their audit logs (true, false, or both: --audit=false,true)")
-	cmd.Flags().BoolSliceVar(&f.record, "record", []bool{true}, "schedulers record their decisions (true, false, or both: --record=false,true to measure what recording costs)")
+	cmd.Flags().BoolSliceVar(&f.observe, "observe", []bool{false}, "observation on (the audit log and the scheduler's recording, as for a lab that reads them), off, or both: --observe=false,true")
+	cmd.Flags().BoolSliceVar(&f.audit, "audit", []bool{false}, "apiservers write their audit logs (true, false, or both: --audit=false,true); with --record, instead of --observe")
+	cmd.Flags().BoolSliceVar(&f.record, "record", []bool{false}, "schedulers record their decisions (true, false, or both: --record=false,true to measure what recording costs); with --audit, instead of --observe")
 	return cmd
+}
+
+type observation struct{ audit, record bool }
+
+// observations are the settings bench scale measures: --observe's (both
+// or neither), unless --audit or --record was given (each combination).
+func observations(cmd *cobra.Command, observe, audit, record []bool) []observation {
+	var out []observation
+	if !cmd.Flags().Changed("audit") && !cmd.Flags().Changed("record") {
+		for _, o := range observe {
+			out = append(out, observation{o, o})
+		}
+		return out
+	}
+	for _, a := range audit {
+		for _, r := range record {
+			out = append(out, observation{a, r})
+		}
+	}
+	return out
 }
