@@ -19,10 +19,11 @@ import (
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
-// TestFeatures runs every drill on real embedded clusters, one scenario
-// after another, as subtests named after the scenarios. Reports (godog's
-// pretty text, cucumber JSON and JUnit XML) go to $KUBELAB_REPORTS or a
-// temporary directory; KUBELAB_KEEP=1 leaves failed clusters up;
+// TestFeatures runs every drill on real embedded clusters, in two halves
+// side by side, each one scenario after another, as subtests named after
+// the scenarios. Reports (godog's pretty text, cucumber JSON and JUnit
+// XML, one of each per half) go to $KUBELAB_REPORTS or a temporary
+// directory; KUBELAB_KEEP=1 leaves failed clusters up;
 // KUBELAB_FEATURES=GLOB runs only the matching feature files.
 func TestFeatures(t *testing.T) {
 	if testing.Short() {
@@ -46,45 +47,64 @@ func TestFeatures(t *testing.T) {
 	if err := os.MkdirAll(reports, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lw := &logWriter{t: t}
-	lib := &features.Library{Runner: runner(t), KeepOnFailure: os.Getenv("KUBELAB_KEEP") == "1", Out: lw}
 	var mu sync.Mutex
 	perFeature := map[string]time.Duration{}
-	lib.OnScenario = func(r features.Report) {
-		mu.Lock()
-		perFeature[r.Feature] += r.Duration
-		mu.Unlock()
-		status := "passed"
-		if r.Err != nil {
-			status = "FAILED"
-		}
-		var b strings.Builder
-		for _, e := range r.Timeline {
-			fmt.Fprintf(&b, "\n  %s", e)
-		}
-		for _, rc := range r.Recovery {
-			fmt.Fprintf(&b, "\n  recovery: %s", rc.Describe)
-		}
-		t.Logf("%s / %s: %s in %s; timeline:%s", r.Feature, r.Scenario, status, r.Duration.Round(10*time.Millisecond), b.String())
+	// Two halves of the features run side by side, each one scenario
+	// after another on clusters of its own: a drill mostly waits (for a
+	// lease to expire, a node to go NotReady), so two at once take little
+	// more than one.
+	halves := [2][]string{}
+	for i, f := range files {
+		halves[i%2] = append(halves[i%2], f)
 	}
-	format := fmt.Sprintf("progress,pretty:%s,cucumber:%s,junit:%s", filepath.Join(reports, "pretty.txt"),
-		filepath.Join(reports, "cucumber.json"), filepath.Join(reports, "junit.xml"))
-	err = features.Run(t.Context(), lib, features.Options{Paths: files, Format: format, Output: lw, NoColors: true, TestingT: t})
-	lw.Flush()
-	for _, f := range files {
-		if d, ok := perFeature[f]; ok {
-			t.Logf("feature %s: %s", f, d.Round(100*time.Millisecond))
+	for h, half := range halves {
+		if len(half) == 0 {
+			continue
 		}
+		t.Run(fmt.Sprintf("half-%d", h+1), func(t *testing.T) {
+			t.Parallel()
+			lw := &logWriter{t: t}
+			lib := &features.Library{Runner: runner(t), KeepOnFailure: os.Getenv("KUBELAB_KEEP") == "1", Out: lw}
+			lib.OnScenario = func(r features.Report) {
+				mu.Lock()
+				perFeature[r.Feature] += r.Duration
+				mu.Unlock()
+				status := "passed"
+				if r.Err != nil {
+					status = "FAILED"
+				}
+				var b strings.Builder
+				for _, e := range r.Timeline {
+					fmt.Fprintf(&b, "\n  %s", e)
+				}
+				for _, rc := range r.Recovery {
+					fmt.Fprintf(&b, "\n  recovery: %s", rc.Describe)
+				}
+				t.Logf("%s / %s: %s in %s; timeline:%s", r.Feature, r.Scenario, status, r.Duration.Round(10*time.Millisecond), b.String())
+			}
+			name := func(base, ext string) string { return filepath.Join(reports, fmt.Sprintf("%s-%d.%s", base, h+1, ext)) }
+			format := fmt.Sprintf("progress,pretty:%s,cucumber:%s,junit:%s", name("pretty", "txt"), name("cucumber", "json"), name("junit", "xml"))
+			err := features.Run(t.Context(), lib, features.Options{Paths: half, Format: format, Output: lw, NoColors: true, TestingT: t})
+			lw.Flush()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ext := range []string{"cucumber.json", "junit.xml"} {
+				base, e, _ := strings.Cut(ext, ".")
+				if st, err := os.Stat(name(base, e)); err != nil || st.Size() == 0 {
+					t.Errorf("report %s missing or empty: %v", name(base, e), err)
+				}
+			}
+		})
 	}
-	t.Logf("reports in %s", reports)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"cucumber.json", "junit.xml"} {
-		if st, err := os.Stat(filepath.Join(reports, name)); err != nil || st.Size() == 0 {
-			t.Errorf("report %s missing or empty: %v", name, err)
+	t.Cleanup(func() {
+		for _, f := range files {
+			if d, ok := perFeature[f]; ok {
+				t.Logf("feature %s: %s", f, d.Round(100*time.Millisecond))
+			}
 		}
-	}
+		t.Logf("reports in %s", reports)
+	})
 }
 
 // TestUndefinedStepSuggestsPhrases runs a feature with a misspelt step:

@@ -84,13 +84,13 @@ func CheckExercise(ctx context.Context, es *engine.Session, ex *Exercise, o Chec
 			g.fail(ex, StatusError, "interrupted: %v", ctx.Err())
 			return g
 		}
-		if ch.Destructive && !o.Final {
+		if ch.IsDestructive() && !o.Final {
 			g.Checks = append(g.Checks, CheckResult{Name: ch.Name, Points: ch.Points, Status: engine.Skipped, Hint: ch.Hint,
 				Explanation: ch.Explanation, Error: SkippedDestructive, Ops: []engine.OpResult{}})
 			continue
 		}
 		cctx, cancel := ctx, context.CancelFunc(func() {})
-		if o.Patience > 0 && !ch.Destructive {
+		if o.Patience > 0 && !ch.IsDestructive() {
 			cctx, cancel = context.WithTimeout(ctx, o.Patience)
 		}
 		g.Checks = append(g.Checks, s.gradeCheck(cctx, ex, ch, ex.Timeout()))
@@ -115,7 +115,7 @@ func ApplySubmission(ctx context.Context, es *engine.Session, ex *Exercise, sub 
 func checkOrder(ex *Exercise) []int {
 	var out, last []int
 	for i, ch := range ex.Spec.Checks {
-		if ch.Destructive {
+		if ch.IsDestructive() {
 			last = append(last, i)
 		} else {
 			out = append(out, i)
@@ -271,7 +271,7 @@ func WriteLiveStatement(w io.Writer, ex *Exercise) error {
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n## Checks\n\n| Check | Points |\n|---|---|\n", ex.Metadata.Title, strings.TrimSpace(ex.Spec.Statement))
 	for _, c := range ex.Spec.Checks {
 		name := mdCell(c.Name)
-		if c.Destructive {
+		if c.IsDestructive() {
 			name += " (destructive: only `kubelab check --final` runs it)"
 		}
 		fmt.Fprintf(&b, "| %s | %d |\n", name, c.Points)

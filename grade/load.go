@@ -88,9 +88,36 @@ func (c *checker) exercise(ex *Exercise) {
 	if s.PassingScore > total {
 		c.errorAt("spec.passingScore", "passing score %d is more than the %d points of the checks", s.PassingScore, total)
 	}
+	c.destructive(ex)
 	c.samples(ex, total)
 	c.setupScore(ex, total)
 	c.protect(ex)
+}
+
+// destructive infers which checks change the cluster: a check with an
+// operation that is not read-only, in try or finally. One that says it is
+// not destructive is refused at the first such operation.
+func (c *checker) destructive(ex *Exercise) {
+	for i := range ex.Spec.Checks {
+		ch := &ex.Spec.Checks[i]
+		var writer *ops.Operation
+		for _, list := range [][]ops.Operation{ch.Try, ch.Finally} {
+			for j := range list {
+				if writer == nil && !list[j].ReadOnly() {
+					writer = &list[j]
+				}
+			}
+		}
+		switch {
+		case writer != nil && ch.Destructive != nil && !*ch.Destructive:
+			c.errorAt(fmt.Sprintf("spec.checks[%d].destructive", i),
+				"check %q changes the cluster (%s at line %d): it is destructive, and kubelab check must not run it while a learner works; remove destructive: false (a script or nodeExec that only reads says readOnly: true)",
+				ch.Name, writer.Summary(), writer.Pos().Line)
+		case ch.Destructive == nil:
+			v := writer != nil
+			ch.Destructive = &v
+		}
+	}
 }
 
 // setupScore checks that the documented score of the setup state is

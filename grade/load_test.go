@@ -115,6 +115,37 @@ func TestLoadExerciseInvalid(t *testing.T) {
 	}
 }
 
+// TestDestructiveIsInferred: a check that changes the cluster is
+// destructive whatever it says, so kubelab check never runs it while a
+// learner works; one made of reads is not, and a script or command that
+// says it only reads is believed.
+func TestDestructiveIsInferred(t *testing.T) {
+	ex, err := LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: m, title: M}
+spec:
+  statement: S
+  submission: {kinds: [Deployment]}
+  checks:
+  - {name: reads, points: 1, hint: h, explanation: e, try: [{wait: {expr: 'true'}}, {kubectl: {args: [get, pods]}}, {kubectl: {args: [auth, can-i, get, pods]}}]}
+  - {name: cordons, points: 1, hint: h, explanation: e, try: [{assert: {expr: 'true'}}], finally: [{uncordon: {node: worker-1}}]}
+  - {name: deletes, points: 1, hint: h, explanation: e, try: [{kubectl: {args: [delete, pod, x]}}]}
+  - {name: dry run, points: 1, hint: h, explanation: e, try: [{kubectl: {args: [apply, -f, x.yaml, --dry-run=server]}}]}
+  - {name: a script, points: 1, hint: h, explanation: e, try: [{script: {command: 'kubectl get pods'}}]}
+  - {name: a reading script, points: 1, hint: h, explanation: e, try: [{script: {command: 'kubectl get pods', readOnly: true}}]}
+  - {name: said so, points: 1, hint: h, explanation: e, destructive: true, try: [{assert: {expr: 'true'}}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"reads": false, "cordons": true, "deletes": true, "dry run": false, "a script": true, "a reading script": false, "said so": true}
+	for _, ch := range ex.Spec.Checks {
+		if got := ch.IsDestructive(); got != want[ch.Name] {
+			t.Errorf("check %q: destructive %t, want %t", ch.Name, got, want[ch.Name])
+		}
+	}
+}
+
 func TestLoadExerciseLiveFields(t *testing.T) {
 	ex, err := LoadExerciseBytes("testdata/inline.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
 kind: Exercise

@@ -158,11 +158,22 @@ func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *v1alpha1.Chec
 			break
 		}
 	}
+	// finally undoes what try did (an uncordon, a nodeUp) also when try
+	// ran out of time: with a context of its own, each operation within
+	// its own timeout. If it fails the cluster is no longer what it was,
+	// which the check's verdict says.
+	fctx := context.WithoutCancel(ctx)
 	for i := range ch.Finally {
-		if ctx.Err() != nil {
-			break // the cluster is about to go; nothing to undo for later checks
+		or := s.Exec(fctx, &ch.Finally[i])
+		cr.Finally = append(cr.Finally, or)
+		if or.Status == engine.Failed {
+			if cr.Status == engine.Passed {
+				cr.Expected, cr.Observed = s.describeFailure(&ch.Finally[i], or)
+			}
+			cr.Status = engine.Failed
+			cr.Error = strings.TrimPrefix(cr.Error+"\n", "\n") + fmt.Sprintf("finally: %s (%s:%d) failed, so the cluster is no longer as it was before this check: %s",
+				or.Kind, ex.File(), or.Line, or.Error)
 		}
-		cr.Finally = append(cr.Finally, s.Exec(ctx, &ch.Finally[i]))
 	}
 	cr.Duration = time.Since(start)
 	if cr.Status == engine.Passed {

@@ -6,6 +6,8 @@ package labs
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	"kubelab.dev/kubelab/engine"
@@ -49,17 +51,32 @@ func TestDockerLabs(t *testing.T) {
 	runAll(t, append(files, more...), "docker")
 }
 
+// runAll runs the labs side by side, as many at once as go test's
+// -parallel allows (each on its own cluster; a lab mostly waits for
+// leases to expire and nodes to go), and writes their reports once all
+// have ended.
 func runAll(t *testing.T, files []string, backend string) {
-	var results []*engine.Result
-	for _, f := range files {
+	var mu sync.Mutex
+	results := make([]*engine.Result, len(files))
+	t.Cleanup(func() {
+		writeReports(t, backend, slices.DeleteFunc(results, func(r *engine.Result) bool { return r == nil }))
+	})
+	for i, f := range files {
 		t.Run(f, func(t *testing.T) {
+			t.Parallel()
 			res := enginetest.RunOn(t, f, backend)
-			results = append(results, res)
+			mu.Lock()
+			results[i] = res
+			mu.Unlock()
 			for _, r := range res.Recovery {
 				t.Logf("recovery: %s", r.Describe)
 			}
 		})
 	}
+}
+
+// writeReports writes the JUnit and JSON reports of a backend's labs.
+func writeReports(t *testing.T, backend string, results []*engine.Result) {
 	dir := os.Getenv("KUBELAB_REPORTS")
 	if dir == "" {
 		dir = t.TempDir()

@@ -205,16 +205,26 @@ type Check struct {
 	// Try lists the operations, run in order until one fails; the check
 	// passes when all pass.
 	Try []ops.Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
-	// Destructive marks a check that hurts the cluster (takes a node
-	// down, drains, kills a component): `kubelab check` on a live
-	// cluster skips it and says so; `kubelab check --final` and `kubelab
-	// grade` run it, after every other check.
-	Destructive bool `json:"destructive,omitempty" yaml:"destructive,omitempty"`
+	// Destructive marks a check that changes the cluster (cordons,
+	// drains, deletes, takes a node down, kills a component): `kubelab
+	// check` and `check --watch` on a live cluster skip it and say so,
+	// so a learner's cluster is never changed behind their back;
+	// `kubelab check --final` and `kubelab grade` run it, after every
+	// other check. Unset, it is inferred from the check's operations (any
+	// that is not read-only makes it destructive: see readOnly on script
+	// and nodeExec); false on a check that changes the cluster is an
+	// error.
+	Destructive *bool `json:"destructive,omitempty" yaml:"destructive,omitempty"`
 	// Finally runs after try whether it passed or not, e.g. nodeUp or
-	// uncordon to undo a fault for the next checks. It does not change
-	// the check's verdict.
+	// uncordon to undo a fault for the next checks, also when try ran out
+	// of time (with its own timeouts). A finally operation that fails
+	// fails the check: the cluster is no longer what it was.
 	Finally []ops.Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
 }
+
+// IsDestructive reports whether the check changes the cluster (see
+// Destructive; the loader fills it in).
+func (c *Check) IsDestructive() bool { return c.Destructive != nil && *c.Destructive }
 
 // Sample is a submission shipped with the exercise and the score it must
 // get.

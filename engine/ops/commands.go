@@ -102,6 +102,11 @@ type ScriptOp struct {
 	Bind string `json:"bind,omitempty" yaml:"bind,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
 	// Retry runs the command again, backing off, until an attempt passes.
 	Retry *Retry `json:"retry,omitempty" yaml:"retry,omitempty"`
+	// ReadsOnly says the command only reads the cluster (kubectl get,
+	// curl...). kubelab cannot tell what a shell command does: an
+	// exercise check with a script that does not say so is destructive
+	// (kubelab check runs it only with --final).
+	ReadsOnly bool `json:"readOnly,omitempty" yaml:"readOnly,omitempty"`
 
 	expect *regexp.Regexp
 }

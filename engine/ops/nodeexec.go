@@ -29,6 +29,11 @@ type NodeExecOp struct {
 	// Bind names the result for later expressions: NAME.stdout,
 	// NAME.exitCode (0, or 1 when the command failed), NAME.json.
 	Bind string `json:"bind,omitempty" yaml:"bind,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
+	// ReadsOnly says the command only reads the node or the cluster
+	// (iptables -L, crictl ps...): an exercise check with a nodeExec that
+	// does not say so is destructive (kubelab check runs it only with
+	// --final).
+	ReadsOnly bool `json:"readOnly,omitempty" yaml:"readOnly,omitempty"`
 
 	expect *regexp.Regexp
 }
