@@ -22,6 +22,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/lifecycle"
 )
 
 // ScaleResult is one `kubelab bench scale` run.
@@ -88,13 +89,13 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 	start := time.Now()
 	var cp time.Duration
 	err = b.Up(ctx, func(e cluster.Event) {
-		if e.Component == "load-balancer" && e.Message == "ready" {
+		if e.Message == lifecycle.EventServing {
 			cp = e.Elapsed
 		}
 		if e.Component == "nodes" {
 			say(fmt.Sprintf("%6.2fs %s", e.Elapsed.Seconds(), e.Message))
 		}
-		if e.Component == "cluster" && e.Message == "control plane and nodes ready" {
+		if e.Message == lifecycle.EventControlPlaneReady {
 			res.NodesReady = (e.Elapsed - cp).Seconds()
 		}
 	})

@@ -64,22 +64,6 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 	return g.Wait()
 }
 
-func nodeNames(t cluster.Topology) []string {
-	out := make([]string, len(t.Nodes))
-	for i, n := range t.Nodes {
-		out[i] = n.Name
-	}
-	return out
-}
-
-func names(comps []controlplane.Component) []string {
-	out := make([]string, len(comps))
-	for i, c := range comps {
-		out[i] = c.Name
-	}
-	return out
-}
-
 // The docker backend is a lifecycle.Placement: the boot lifecycle decides
 // the order, the methods below place containers.
 var _ lifecycle.Placement = (*Backend)(nil)

@@ -126,6 +126,11 @@ type Options struct {
 // it too.
 const ServingReadyz = "/readyz?exclude=poststarthook/rbac/bootstrap-roles&exclude=poststarthook/scheduling/bootstrap-system-priority-classes"
 
+// EventServing is the progress message sent when the apiservers serve
+// kubelab's client and the controller-managers, schedulers, nodes and DNS
+// addon start: the end of the control plane's own boot.
+const EventServing = "apiservers serve: starting controller-managers, schedulers, nodes and DNS"
+
 // EventControlPlaneReady is the progress message sent when every
 // component is healthy and every node Ready (before the default
 // ServiceAccount and DNS).
@@ -222,6 +227,7 @@ func (b *boot) run(ctx context.Context) error {
 	}
 
 	// Everything that only needs an apiserver, at once.
+	say("cluster", EventServing)
 	rest := append(append([]string{}, b.plan.ControllerManagers...), b.plan.Schedulers...)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return b.p.Start(gctx, rest...) })
