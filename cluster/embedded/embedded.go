@@ -145,7 +145,7 @@ const EnvFresh = "KUBELAB_FRESH"
 // started so far is removed before Up returns.
 func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh || os.Getenv(EnvFresh) != ""}
-	key, err := seed.Key(b.opts.Components, "backend=embedded")
+	key, err := b.seedKey()
 	if err != nil {
 		b.opts.Log.Warn("no seed", "err", err)
 		opts.Seeds = seed.Cache{}
@@ -153,6 +153,10 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 	opts.SeedKey = key
 	return lifecycle.Up(ctx, b, progress, opts)
 }
+
+// seedKey is the key of this cluster's seed: the build of the binary
+// that runs its apiservers.
+func (b *Backend) seedKey() (string, error) { return seed.Key(b.opts.Components, "backend=embedded") }
 
 // Down implements cluster.Backend. A cluster that goes away keeps
 // nothing, so nothing needs a graceful stop: every process is killed at
