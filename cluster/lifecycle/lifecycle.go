@@ -171,6 +171,9 @@ type boot struct {
 	seeded bool
 	admin  *http.Client
 	cs     kubernetes.Interface
+	// server is where the admin kubeconfig reaches the apiservers (the
+	// balancer, or the one apiserver).
+	server string
 }
 
 func (b *boot) run(ctx context.Context) error {
@@ -218,7 +221,7 @@ func (b *boot) run(ctx context.Context) error {
 		// kubelab's own client goes through the balancer, which takes an
 		// apiserver into rotation once its health check passes.
 		say(lb, "waiting for /readyz through the load balancer")
-		if err := b.waitHTTP(ctx, lb, b.serverURL()+readyz); err != nil {
+		if err := b.waitHTTP(ctx, lb, b.server+readyz); err != nil {
 			return err
 		}
 	}
@@ -368,17 +371,10 @@ func (b *boot) clients() error {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	b.admin = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	b.server = cfg.Host
 	cfg.QPS, cfg.Burst = -1, 0 // kubelab's own client: no client-side rate limit
 	b.cs, err = kubernetes.NewForConfig(cfg)
 	return err
-}
-
-func (b *boot) serverURL() string {
-	cfg, err := clientcmd.BuildConfigFromFlags("", b.p.Access().Kubeconfig)
-	if err != nil {
-		return ""
-	}
-	return cfg.Host
 }
 
 // waitEtcd waits until every member reports a Raft leader.
