@@ -70,6 +70,9 @@ func runComponent(name string, args []string) int {
 // runClient runs kubectl or etcdctl against the named lab cluster unless
 // the user pointed it elsewhere.
 func runClient(c app.ClientCall) int {
+	if c.AsksForHelp() {
+		return runComponent(c.Tool, c.Args) // help needs no cluster
+	}
 	env, err := c.Env()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubelab:", err)

@@ -4,12 +4,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc/grpclog"
 
 	"kubelab.dev/kubelab/cluster/docker"
@@ -60,6 +62,10 @@ func Run(ctx context.Context, s Streams, args []string) error {
 	// etcd's gRPC client logs every refused connection; kubelab reports
 	// member health itself.
 	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
+	// The components linked into this binary register flags of their own
+	// (component-base's --version among them) on pflag's global set, which
+	// cobra merges into every command: they are theirs, not kubelab's.
+	pflag.CommandLine = pflag.NewFlagSet("kubelab", pflag.ContinueOnError)
 	g := &globals{streams: s}
 	root := newRootCommand(g)
 	root.SetArgs(args)
@@ -128,6 +134,7 @@ exercises.
 		}
 		return nil
 	}
+	root.SetFlagErrorFunc(flagError)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -160,4 +167,26 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// flagError words a flag's bad value for a person ("--workers wants a
+// whole number, got \"abc\"") rather than as the parser's error.
+func flagError(_ *cobra.Command, err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	want := map[string]string{
+		"bool":     "true or false",
+		"int":      "a whole number",
+		"int32":    "a whole number",
+		"int64":    "a whole number",
+		"uint":     "a whole number, 0 or more",
+		"float64":  "a number",
+		"duration": "a duration such as 30s, 2m or 1h30m",
+	}[iv.GetFlag().Value.Type()]
+	if want == "" {
+		return err
+	}
+	return fmt.Errorf("--%s wants %s, got %q", iv.GetFlag().Name, want, iv.GetValue())
 }

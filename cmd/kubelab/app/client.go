@@ -38,6 +38,24 @@ func ParseClientCall(args []string) (c ClientCall, ok bool) {
 	return c, true
 }
 
+// AsksForHelp reports whether the call only asks the tool for its help
+// (no arguments, "help" first, or -h/--help before any "--"), which needs
+// no cluster.
+func (c ClientCall) AsksForHelp() bool {
+	if len(c.Args) == 0 || c.Args[0] == "help" {
+		return true
+	}
+	for _, a := range c.Args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help":
+			return true
+		}
+	}
+	return false
+}
+
 // leadingFlags consumes --name, --home and -v/--verbose at the start of
 // args; ok is false when one lacks its value.
 func (c *ClientCall) leadingFlags(args []string) ([]string, bool) {

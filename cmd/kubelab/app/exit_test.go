@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "k8s.io/component-base/version/verflag" // what the components register globally
 )
 
 // run runs the command line in this process with a fresh home; it never
@@ -64,16 +66,37 @@ func TestExitCodes(t *testing.T) {
 		{"help documents the exit codes", []string{"--help"}, ExitPassed, "130  interrupted"},
 		{"kubectl is in the help", []string{"--help"}, ExitPassed, "kubectl "},
 		{"no clusters", []string{"get", "clusters", "-o", "json"}, ExitPassed, "[]"},
+		{"get a Kubernetes resource", []string{"get", "nodes"}, ExitInvalid, "for the cluster's objects: kubelab kubectl get nodes"},
+		{"get nothing", []string{"get"}, ExitInvalid, "needs a resource: clusters"},
+		{"a word for a number", []string{"up", "--workers", "abc"}, ExitInvalid, `--workers wants a whole number, got "abc"`},
+		{"a word for a duration", []string{"up", "--lease-duration", "soon"}, ExitInvalid, `--lease-duration wants a duration such as 30s`},
+		{"--version takes no value", []string{"--version=raw"}, ExitInvalid, `--version wants true or false, got "raw"`},
+		{"components' --version is not a subcommand's", []string{"run", "--version=v9.9.9", "x.yaml"}, ExitInvalid, "unknown flag: --version"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, code := run(t, tc.args...)
 			if code != tc.code || !strings.Contains(out, tc.want) {
 				t.Errorf("kubelab %s: exit %d, want %d, and output containing %q:\n%s", strings.Join(tc.args, " "), code, tc.code, tc.want, out)
 			}
+			if strings.Contains(out, "strconv.") {
+				t.Errorf("a parser's error reached the user:\n%s", out)
+			}
 			if strings.Contains(out, "Booting") {
 				t.Errorf("booted a cluster on invalid input:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestComponentFlagsStayTheirs: component-base registers --version on
+// pflag's global set (verflag is linked above, as the components link it
+// into the binary); no kubelab command may offer it.
+func TestComponentFlagsStayTheirs(t *testing.T) {
+	for _, args := range [][]string{{"run", "--help"}, {"up", "--help"}, {"--help"}} {
+		out, code := run(t, args...)
+		if code != ExitPassed || strings.Contains(out, "sets the reported version") {
+			t.Errorf("kubelab %s: exit %d; the components' --version leaks:\n%s", strings.Join(args, " "), code, out)
+		}
 	}
 }
 
@@ -118,6 +141,23 @@ func TestParseClientCall(t *testing.T) {
 		c, ok := ParseClientCall(tc.args)
 		if ok != tc.ok || ok && (c.Tool != tc.tool || c.Name != tc.name || c.Explicit != tc.explicit || strings.Join(c.Args, " ") != strings.Join(tc.rest, " ")) {
 			t.Errorf("ParseClientCall(%q) = %+v, %v; want tool %s name %s explicit %v args %q", tc.args, c, ok, tc.tool, tc.name, tc.explicit, tc.rest)
+		}
+	}
+}
+
+func TestClientHelpNeedsNoCluster(t *testing.T) {
+	for args, want := range map[string]bool{
+		"etcdctl":                       true,
+		"etcdctl --help":                true,
+		"kubectl help":                  true,
+		"kubectl get -h":                true,
+		"kubectl get nodes":             false,
+		"kubectl exec web -- sh --help": false,
+		"kubectl create cm help":        false,
+	} {
+		c, ok := ParseClientCall(strings.Fields(args))
+		if !ok || c.AsksForHelp() != want {
+			t.Errorf("%q: parsed %v, asks for help %v, want %v", args, ok, c.AsksForHelp(), want)
 		}
 	}
 }

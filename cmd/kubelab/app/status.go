@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -145,7 +146,17 @@ type ClusterInfo struct {
 }
 
 func newGetCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "get", Short: "List resources of kubelab itself: clusters"}
+	cmd := &cobra.Command{
+		Use:   "get",
+		Short: "List resources of kubelab itself: clusters",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return invalidf("kubelab get needs a resource: clusters")
+			}
+			return invalidf("kubelab get lists kubelab's own resources (clusters), not %q; for the cluster's objects: kubelab kubectl get %s", args[0], strings.Join(args, " "))
+		},
+	}
 	var output string
 	clusters := &cobra.Command{
 		Use:     "clusters",
