@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"kubelab.dev/kubelab/internal/safetext"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -28,6 +29,7 @@ func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad)
 // WriteSummary prints a table of labs and steps, the timeline and the
 // recovery figures of each lab.
 func WriteSummary(w io.Writer, results []*Result) {
+	w = safetext.NewWriter(w) // lab files and the cluster wrote much of it
 	for _, r := range results {
 		fmt.Fprintf(w, "\n== %s: %s (%s) — %s in %s (cluster up in %s)\n", r.Lab, r.Title, r.File, strings.ToUpper(string(r.Status)),
 			r.Duration.Round(10*time.Millisecond), r.BootDuration.Round(10*time.Millisecond))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/safetext"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -18,6 +19,7 @@ import (
 // applied, each check with its points, and for failed checks what was
 // expected, what was observed and the hint; then the score.
 func WriteSummary(w io.Writer, g *Grade) {
+	w = safetext.NewWriter(w) // the submission and the cluster wrote much of it
 	who := ""
 	if g.Learner != "" {
 		who = " (learner " + g.Learner + ")"
@@ -280,18 +282,21 @@ func WriteMarkdown(w io.Writer, g *Grade) error {
 			fmt.Fprintf(&b, "<details><summary>Why it matters</summary>\n\n%s\n\n</details>\n\n", strings.TrimSpace(c.Explanation))
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, safetext.Escape(b.String()))
 	return err
 }
 
+// mdHTML keeps a submission's text from opening HTML in the summary.
+var mdHTML = strings.NewReplacer("<", "&lt;", ">", "&gt;")
+
 // mdCell makes text safe inside a Markdown table cell.
 func mdCell(s string) string {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "|", `\|`)
+	s = strings.ReplaceAll(mdHTML.Replace(strings.TrimSpace(s)), "|", `\|`)
 	return strings.ReplaceAll(s, "\n", "<br>")
 }
 
 // mdInline makes text safe on one Markdown line.
-func mdInline(s string) string { return strings.Join(strings.Fields(s), " ") }
+func mdInline(s string) string { return mdHTML.Replace(strings.Join(strings.Fields(s), " ")) }
 
 // mdExpected renders an expectation as code unless it quotes commands
 // itself.
@@ -382,7 +387,7 @@ func NewScoreboard(ex *Exercise, grades []*Grade) *Scoreboard {
 // status, refused, duration in seconds, one column per check (points
 // earned; the header says "name (points)") and the error, if any.
 func (sb *Scoreboard) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := csv.NewWriter(safetext.NewWriter(w))
 	head := []string{"learner", "score", "max", "passed", "status", "refused", "duration_seconds"}
 	for _, c := range sb.Checks {
 		head = append(head, fmt.Sprintf("%s (%d)", c.Name, c.Points))
@@ -391,17 +396,26 @@ func (sb *Scoreboard) WriteCSV(w io.Writer) error {
 		return err
 	}
 	for _, r := range sb.Rows {
-		rec := []string{r.Learner, strconv.Itoa(r.Score), strconv.Itoa(r.Max), strconv.FormatBool(r.Passed), r.Status,
+		rec := []string{csvText(r.Learner), strconv.Itoa(r.Score), strconv.Itoa(r.Max), strconv.FormatBool(r.Passed), r.Status,
 			strconv.Itoa(r.Refused), strconv.FormatFloat(r.Duration, 'f', 1, 64)}
 		for _, e := range r.Earned {
 			rec = append(rec, strconv.Itoa(e))
 		}
-		if err := cw.Write(append(rec, firstLine(r.Error))); err != nil {
+		if err := cw.Write(append(rec, csvText(firstLine(r.Error)))); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvText keeps a spreadsheet from reading a cell a learner named (a
+// directory "=HYPERLINK(...)") as a formula: such a cell starts with '.
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // WriteJSON writes the scoreboard as JSON.
@@ -413,7 +427,7 @@ func (sb *Scoreboard) WriteJSON(w io.Writer) error {
 
 // WriteTable prints the scoreboard as an aligned text table.
 func (sb *Scoreboard) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(safetext.NewWriter(w), 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "LEARNER\tSCORE\tRESULT\tREFUSED\tFAILED CHECKS\n")
 	for _, r := range sb.Rows {
 		var failed []string
@@ -423,7 +437,7 @@ func (sb *Scoreboard) WriteTable(w io.Writer) error {
 			}
 		}
 		result := strings.ToLower(rowVerdict(r))
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%d\t%s\n", r.Learner, r.Score, r.Max, result, r.Refused, strings.Join(failed, "; "))
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%d\t%s\n", safetext.Line(r.Learner), r.Score, r.Max, result, r.Refused, strings.Join(failed, "; "))
 	}
 	return tw.Flush()
 }
@@ -466,7 +480,7 @@ func (sb *Scoreboard) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, " %d |\n", r.Refused)
 	}
-	_, err := io.WriteString(w, b.String()+"\n")
+	_, err := io.WriteString(w, safetext.Escape(b.String())+"\n")
 	return err
 }
 

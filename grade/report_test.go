@@ -10,6 +10,7 @@ import (
 
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/report"
 )
 
 // sampleGrade is a grade with every kind of content a report shows: a
@@ -141,5 +142,53 @@ func TestGradeMarkdownEscapesPipesInCells(t *testing.T) {
 	}
 	if rows != 2 {
 		t.Errorf("found %d table rows with the file names, want 2:\n%s", rows, b.String())
+	}
+}
+
+// TestReportsShowHostileTextEscaped feeds names that carry terminal
+// control sequences (a forged "PASSED" line, a bidi override, a C1 CSI)
+// through every report of a grade and of a scoreboard: none may carry
+// one raw, each shows it escaped.
+func TestReportsShowHostileTextEscaped(t *testing.T) {
+	const forged = "x\x1b[2K\r\x1b[32mspread-replicas: score 10/10 PASSED\x1b[0m\x1b[8m"
+	ex, g := sampleGrade()
+	g.Learner = forged
+	g.Submission = "class/" + forged
+	g.Refused[0].Object = "Pod default/" + forged
+	g.Refused[0].Message = "name \u202eevil\u202c is refused"
+	g.Objects[1].Object = "Service default/" + forged
+	g.Objects[1].Error = "rejected: \u009b31m"
+	g.Checks[1].Observed = "  pod " + forged + " on node-1"
+	g.Checks[2].Observed = "it succeeded; output: " + forged
+	g.Timeline[0].Detail = forged
+	sb := NewScoreboard(ex, []*Grade{g})
+	var js bytes.Buffer
+	if err := engine.WriteJSON(&js, []*engine.Result{g.Result()}); err != nil {
+		t.Fatal(err)
+	}
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"summary":          func(b *bytes.Buffer) error { WriteSummary(b, g); return nil },
+		"markdown":         func(b *bytes.Buffer) error { return WriteMarkdown(b, g) },
+		"junit":            func(b *bytes.Buffer) error { return WriteJUnit(b, []*Grade{g}) },
+		"html":             func(b *bytes.Buffer) error { return report.HTML(b, js.Bytes()) },
+		"lab summary":      func(b *bytes.Buffer) error { engine.WriteSummary(b, []*engine.Result{g.Result()}); return nil },
+		"lab junit":        func(b *bytes.Buffer) error { return engine.WriteJUnit(b, []*engine.Result{g.Result()}) },
+		"scoreboard csv":   func(b *bytes.Buffer) error { return sb.WriteCSV(b) },
+		"scoreboard md":    func(b *bytes.Buffer) error { return sb.WriteMarkdown(b) },
+		"scoreboard table": func(b *bytes.Buffer) error { return sb.WriteTable(b) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out := b.String()
+		for _, raw := range []string{"\x1b", "\r", "\u202e", "\u009b"} {
+			if strings.Contains(out, raw) {
+				t.Errorf("%s carries %q raw:\n%s", name, raw, out)
+			}
+		}
+		if !strings.Contains(out, `x\x1b[2K\r\x1b[32mspread-replicas`) {
+			t.Errorf("%s does not show the forged name escaped:\n%s", name, out)
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/load"
@@ -44,6 +46,10 @@ const (
 	RuleHostIPC = "host-ipc"
 	// RuleHostPort: a container port bound on the node.
 	RuleHostPort = "host-port"
+	// RuleName: the object's name (or namespace) is not one the API
+	// server accepts (a DNS subdomain: lower-case letters, digits, '-'
+	// and '.').
+	RuleName = "invalid-name"
 	// RuleDuplicate: the same object twice.
 	RuleDuplicate = "duplicate"
 	// RuleTooMany: more objects than the exercise allows.
@@ -61,7 +67,7 @@ const MaxReplicas = 50
 // Rules lists every refusal rule.
 func Rules() []string {
 	return []string{RuleFile, RuleInvalid, RuleKind, RuleClusterScoped, RuleNamespace, RulePrivileged, RuleCapabilities,
-		RuleHostPath, RuleHostNetwork, RuleHostPID, RuleHostIPC, RuleHostPort, RuleReplicas, RuleDuplicate, RuleTooMany}
+		RuleHostPath, RuleHostNetwork, RuleHostPID, RuleHostIPC, RuleHostPort, RuleReplicas, RuleName, RuleDuplicate, RuleTooMany}
 }
 
 // baselineCapabilities are the capabilities the Pod Security "baseline"
@@ -292,6 +298,15 @@ func (r *submissionReader) object(rel string, o ops.Object) {
 			want = info.group + "/<version>"
 		}
 		r.refuse(&so, RuleKind, "apiVersion %q is not the built-in %s (want %s)", apiVersion, kind, want)
+	}
+	for _, f := range [][2]string{{"name", name}, {"namespace", ns}} {
+		what, v := f[0], f[1]
+		if v == "" {
+			continue
+		}
+		if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
+			r.refuse(&so, RuleName, "metadata.%s %s is not a valid name: %s", what, strconv.Quote(v), strings.Join(errs, "; "))
+		}
 	}
 	if info.namespaced && !slices.Contains(r.contractNamespaces(), ns) {
 		r.refuse(&so, RuleNamespace, "namespace %q is not allowed by this exercise; allowed: %s", ns, strings.Join(r.contractNamespaces(), ", "))

@@ -133,6 +133,10 @@ spec:
 		rules:   []string{RuleHostNetwork, RuleHostPID, RuleHostIPC, RuleCapabilities, RuleHostPort},
 		message: "p.yaml:1:1: Pod shop/p: refused (host-network): spec.hostNetwork: true shares the node's network",
 	}, {
+		name:  "a name the API server would refuse, carrying terminal controls",
+		files: map[string]string{"d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: \"x\\e[2K\\r\\e[32mPASSED\"}\n"},
+		rules: []string{RuleName}, message: `refused (invalid-name): metadata.name "x\x1b[2K\r\x1b[32mPASSED" is not a valid name: a lowercase RFC 1123 subdomain`,
+	}, {
 		name:  "a workload that would flood the cluster",
 		files: map[string]string{"d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 100000\n"},
 		rules: []string{RuleReplicas}, message: "Deployment shop/web: refused (too-many-replicas): spec.replicas: 100000: at most 50 per workload",

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"kubelab.dev/kubelab/internal/safetext"
 )
 
 //go:embed html.tmpl
@@ -73,7 +75,9 @@ func HTML(w io.Writer, jsonReport []byte) error {
 		}
 		views = append(views, v)
 	}
-	if err := page.Execute(w, views); err != nil {
+	// Names, messages and command output come from lab files and the
+	// cluster: their control characters show escaped on the page.
+	if err := page.Execute(safetext.NewWriter(w), views); err != nil {
 		return fmt.Errorf("render HTML report: %w", err)
 	}
 	return nil

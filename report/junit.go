@@ -3,6 +3,8 @@ package report
 import (
 	"encoding/xml"
 	"io"
+
+	"kubelab.dev/kubelab/internal/safetext"
 )
 
 // JUnit is the one JUnit XML model of kubelab's reports: labs (a suite per
@@ -97,9 +99,46 @@ func (j *JUnit) Write(w io.Writer) error {
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(j); err != nil {
+	if err := enc.Encode(j.escaped()); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// escaped is a copy of j with every text's control characters shown as
+// escapes (safetext.Escape): XML would turn most into U+FFFD, and a CI
+// page or terminal that prints a message would act on the rest.
+func (j *JUnit) escaped() *JUnit {
+	e := safetext.Escape
+	props := func(ps []JUnitProperty) []JUnitProperty {
+		out := make([]JUnitProperty, len(ps))
+		for i, p := range ps {
+			out[i] = JUnitProperty{Name: e(p.Name), Value: e(p.Value)}
+		}
+		return out
+	}
+	failure := func(f *JUnitFailure) *JUnitFailure {
+		if f == nil {
+			return nil
+		}
+		return &JUnitFailure{Message: e(f.Message), Type: e(f.Type), Body: e(f.Body)}
+	}
+	c := *j
+	c.Name = e(j.Name)
+	c.Suites = make([]JUnitSuite, len(j.Suites))
+	for i, s := range j.Suites {
+		s.Name, s.SystemOut, s.SystemErr = e(s.Name), e(s.SystemOut), e(s.SystemErr)
+		s.Properties = props(s.Properties)
+		cases := make([]JUnitCase, len(s.Cases))
+		for k, tc := range s.Cases {
+			tc.Name, tc.Classname, tc.SystemOut = e(tc.Name), e(tc.Classname), e(tc.SystemOut)
+			tc.Properties = props(tc.Properties)
+			tc.Failure, tc.Error = failure(tc.Failure), failure(tc.Error)
+			cases[k] = tc
+		}
+		s.Cases = cases
+		c.Suites[i] = s
+	}
+	return &c
 }

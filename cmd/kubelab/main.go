@@ -17,6 +17,7 @@ import (
 	"kubelab.dev/kubelab/internal/components"
 	_ "kubelab.dev/kubelab/internal/components/clients" // kubectl, etcdctl
 	_ "kubelab.dev/kubelab/internal/components/node"    // kubelet, kube-proxy, cri, ip-route
+	"kubelab.dev/kubelab/internal/safetext"
 )
 
 func main() {
@@ -41,7 +42,8 @@ func main() {
 	if err != nil {
 		var ee *app.ExitError
 		if !errors.As(err, &ee) || !ee.Silent {
-			fmt.Fprintln(os.Stderr, "kubelab:", err)
+			// An error may quote a submission or the cluster.
+			fmt.Fprintln(os.Stderr, "kubelab:", safetext.Escape(err.Error()))
 		}
 		os.Exit(app.ExitCode(err))
 	}

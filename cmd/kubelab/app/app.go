@@ -16,6 +16,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/internal/safetext"
 )
 
 // Streams are the process's standard streams.
@@ -66,6 +67,9 @@ func Run(ctx context.Context, s Streams, args []string) error {
 	// (component-base's --version among them) on pflag's global set, which
 	// cobra merges into every command: they are theirs, not kubelab's.
 	pflag.CommandLine = pflag.NewFlagSet("kubelab", pflag.ContinueOnError)
+	// Names and messages from submissions, lab files and clusters reach
+	// the terminal through these: their control characters show escaped.
+	s.Out, s.Err = safetext.NewWriter(s.Out), safetext.NewWriter(s.Err)
 	g := &globals{streams: s}
 	root := newRootCommand(g)
 	root.SetArgs(args)

@@ -243,6 +243,9 @@ func showDrill(w io.Writer, d *features.Drill, reps []features.Report, answer st
 }
 
 func isTerminal(v any) bool {
+	if u, ok := v.(interface{ Unwrap() io.Writer }); ok {
+		v = u.Unwrap()
+	}
 	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -348,3 +348,26 @@ func shellWords(s string) []string {
 	}
 	return out
 }
+
+// TestGradeShowsAForgedNameEscaped: a submission whose object name
+// carries terminal control sequences is refused before booting, and
+// neither the refusal nor the summary nor the error line prints them raw
+// (they would erase the line and forge a passing score).
+func TestGradeShowsAForgedNameEscaped(t *testing.T) {
+	sub := t.TempDir()
+	manifest := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: \"x\\e[2K\\r\\e[32mspread-replicas: score 10/10 PASSED\\e[0m\\e[8m\"\n" +
+		"spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}\n"
+	if err := os.WriteFile(filepath.Join(sub, "web.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := gradeCLI(t, nil, "grade", "exercises/spread-replicas", "--submission", sub)
+	if code != app.ExitInvalid {
+		t.Errorf("exit %d, want %d:\n%s", code, app.ExitInvalid, out)
+	}
+	if strings.ContainsAny(out, "\x1b\r") {
+		t.Errorf("output carries control characters raw: %q", out)
+	}
+	if !strings.Contains(out, `x\x1b[2K\r\x1b[32mspread-replicas: score 10/10 PASSED`) {
+		t.Errorf("output does not show the name escaped:\n%s", out)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/internal/safetext"
 )
 
 // The live exercise loop: `kubelab exercise start` boots an exercise's
@@ -335,7 +336,7 @@ func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *grade.E
 		}
 		var b strings.Builder
 		if tty {
-			b.WriteString("\x1b[H\x1b[2J") // home, clear: redraw in place
+			_ = safetext.Control(g.streams.Out, "\x1b[H\x1b[2J") // home, clear: redraw in place
 		}
 		fmt.Fprintf(&b, "[%s] evaluation %d: %d/%d", time.Now().Format("15:04:05"), n, gr.Score, gr.Max)
 		grade.WriteSummary(&b, gr)
