@@ -245,6 +245,15 @@ func apiserver(t cluster.Topology, s Site, name string) []string {
 	return append(args, t.Timings.APIServerFlags()...)
 }
 
+// EnvWaitForAPIServer names a kubeconfig: a component started with it in
+// its environment waits until the apiserver that kubeconfig reaches
+// answers /readyz before its upstream main runs. Containers take a second
+// or more to start, so the docker backend starts the controller-managers
+// and schedulers with etcd and the apiservers, gated by this, rather than
+// after them; the upstream programs then start as they always do,
+// against a ready apiserver.
+const EnvWaitForAPIServer = "KUBELAB_WAIT_FOR_APISERVER"
+
 func controllerManager(t cluster.Topology, s Site, name string) []string {
 	kc := s.Path(ControllerManager.Kubeconfig())
 	sv := s.Serving(name)

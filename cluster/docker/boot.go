@@ -57,8 +57,15 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 				}
 			}
 		}
+		var env map[string]string
+		switch c.Role {
+		case cluster.RoleControllerManager:
+			env = map[string]string{controlplane.EnvWaitForAPIServer: "/pki/" + controlplane.ControllerManager.Kubeconfig()}
+		case cluster.RoleScheduler:
+			env = map[string]string{controlplane.EnvWaitForAPIServer: "/pki/" + controlplane.Scheduler.Kubeconfig()}
+		}
 		g.Go(func() error {
-			return b.run(gctx, c.Name, c.Role, b.images.Kubelab, append([]string{"component", string(c.Role)}, c.Args...), pk, nil, mods)
+			return b.run(gctx, c.Name, c.Role, b.images.Kubelab, append([]string{"component", string(c.Role)}, c.Args...), env, pk, nil, mods)
 		})
 	}
 	return g.Wait()
@@ -115,12 +122,14 @@ func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Pla
 		ControllerManagers: controlplane.ControllerManagers(t), Schedulers: controlplane.Schedulers(t),
 		// HAProxy also in front of one apiserver: its published port stays
 		// the same when the apiserver's container restarts.
-		LoadBalancer: string(cluster.RoleLoadBalancer)}, nil
+		LoadBalancer: string(cluster.RoleLoadBalancer),
+		// Their containers start with the apiservers' (a start takes a
+		// second or more), gated until an apiserver is ready.
+		ControllersWait: true}, nil
 }
 
-// Start implements lifecycle.Placement: the control-plane containers at
-// once, then the load balancer (HAProxy resolves the apiservers' names
-// when it starts) and the admin kubeconfig that reaches it.
+// Start implements lifecycle.Placement: the control-plane containers and
+// the load balancer at once, and the admin kubeconfig that reaches it.
 func (b *Backend) Start(ctx context.Context, names ...string) error {
 	plan := map[string]controlplane.Component{}
 	for _, c := range controlplane.Components(b.topo, b.site()) {
@@ -139,13 +148,14 @@ func (b *Backend) Start(ctx context.Context, names ...string) error {
 			comps = append(comps, c)
 		}
 	}
-	if err := b.startAll(ctx, b.pk, comps); err != nil {
-		return err
-	}
+	// HAProxy finds the apiservers by name when it connects, so it starts
+	// with them.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return b.startAll(gctx, b.pk, comps) })
 	if lb {
-		return b.startLB(ctx)
+		g.Go(func() error { return b.startLB(gctx) })
 	}
-	return nil
+	return g.Wait()
 }
 
 // startLB puts HAProxy in front of the apiservers; its port is the only
@@ -156,7 +166,7 @@ func (b *Backend) startLB(ctx context.Context) error {
 		return err
 	}
 	lbFiles := []testcontainers.ContainerFile{{HostFilePath: filepath.Join(b.opts.Dir, "haproxy.cfg"), ContainerFilePath: "/etc/haproxy/haproxy.cfg", FileMode: 0o644}}
-	if err := b.runWith(ctx, "load-balancer", cluster.RoleLoadBalancer, b.images.Node, []string{"haproxy", "-W", "-db", "-f", "/etc/haproxy/haproxy.cfg"}, lbFiles, []string{"6443/tcp"}, []string{"/usr/bin/tini", "--"}, lbSysctls); err != nil {
+	if err := b.runWith(ctx, "load-balancer", cluster.RoleLoadBalancer, b.images.Node, []string{"haproxy", "-W", "-db", "-f", "/etc/haproxy/haproxy.cfg"}, nil, lbFiles, []string{"6443/tcp"}, []string{"/usr/bin/tini", "--"}, lbSysctls); err != nil {
 		return err
 	}
 	lbURL := "https://" + b.get("load-balancer").ports["6443/tcp"]
@@ -204,13 +214,20 @@ func (b *Backend) Failed(ctx context.Context) error {
 	return nil
 }
 
-// StartNodes implements lifecycle.Placement: the images pods may use are
-// marked as present, then every worker container starts at once
-// (containerd, kubelet, kube-proxy); kubelets register their nodes.
+// The docker backend places its nodes early: a worker container needs
+// seconds (containerd, its images) before its kubelet starts.
+var _ lifecycle.EarlyNodes = (*Backend)(nil)
+
+// StartNodes implements lifecycle.Placement: the workers run already
+// (PlaceNodes); the images pods may use are marked as present.
 func (b *Backend) StartNodes(ctx context.Context, cs kubernetes.Interface) error {
-	if err := installPreload(ctx, cs); err != nil {
-		return err
-	}
+	return installPreload(ctx, cs)
+}
+
+// PlaceNodes implements lifecycle.EarlyNodes: every worker container
+// starts at once (containerd, its images, then kube-proxy and the
+// kubelet, which register the node once an apiserver serves).
+func (b *Backend) PlaceNodes(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, node := range b.topo.Nodes {
 		g.Go(func() error { return b.startWorker(gctx, node, b.pk) })

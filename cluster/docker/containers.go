@@ -26,8 +26,8 @@ import (
 )
 
 // run starts a control-plane container with the PKI directory copied in.
-func (b *Backend) run(ctx context.Context, name string, role cluster.Role, image string, cmd []string, pk *pkiDir, ports []string, mods func(*container.HostConfig)) error {
-	return b.runWith(ctx, name, role, image, cmd, nil, ports, nil, func(hc *container.HostConfig) {
+func (b *Backend) run(ctx context.Context, name string, role cluster.Role, image string, cmd []string, env map[string]string, pk *pkiDir, ports []string, mods func(*container.HostConfig)) error {
+	return b.runWith(ctx, name, role, image, cmd, env, nil, ports, nil, func(hc *container.HostConfig) {
 		pk.mount(hc)
 		if mods != nil {
 			mods(hc)
@@ -35,11 +35,12 @@ func (b *Backend) run(ctx context.Context, name string, role cluster.Role, image
 	})
 }
 
-func (b *Backend) runWith(ctx context.Context, name string, role cluster.Role, image string, cmd []string, files []testcontainers.ContainerFile, ports, entrypoint []string, mods func(*container.HostConfig)) error {
+func (b *Backend) runWith(ctx context.Context, name string, role cluster.Role, image string, cmd []string, env map[string]string, files []testcontainers.ContainerFile, ports, entrypoint []string, mods func(*container.HostConfig)) error {
 	req := testcontainers.ContainerRequest{
 		Image:          image,
 		Name:           b.objectName(name),
 		Cmd:            cmd,
+		Env:            env,
 		Entrypoint:     entrypoint,
 		Labels:         b.labels(name, string(role)),
 		Networks:       []string{b.netName},

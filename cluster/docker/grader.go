@@ -6,6 +6,8 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+
+	"kubelab.dev/kubelab/internal/fileid"
 )
 
 // graderDockerfile makes the image that grades one submission in a pod
@@ -29,7 +31,7 @@ ENTRYPOINT ["/kubelab"]
 // image of the kubelab binary bin. It depends only on the binary and the
 // image's recipe, so a class-grading run finds it without Docker.
 func GraderImage(bin string) (string, error) {
-	binHash, err := fileHash(bin)
+	binHash, err := fileid.BuildHex(bin)
 	if err != nil {
 		return "", err
 	}
@@ -55,7 +57,7 @@ func BuildGrader(ctx context.Context, bin string, progress func(string)) (string
 }
 
 func buildGrader(ctx context.Context, cli *client.Client, bin string, progress func(string)) (string, error) {
-	binHash, err := fileHash(bin)
+	binHash, err := fileid.BuildHex(bin)
 	if err != nil {
 		return "", err
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+
+	"kubelab.dev/kubelab/internal/fileid"
 )
 
 //go:embed files
@@ -62,34 +64,29 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 		progress = func(string) {}
 	}
 	imgs := Images{Progress: progress}
-	binHash, err := fileHash(bin)
+	// Content hashes are the binaries' Go build IDs: read from a note, not
+	// the whole file, as every boot checks them.
+	binHash, err := fileid.BuildHex(bin)
 	if err != nil {
 		return imgs, err
 	}
 	dir := filepath.Dir(bin)
 
-	// Workload images FROM scratch, saved as tarballs for the node image.
-	tars := map[string][]byte{}
-	for _, w := range []struct{ ref, bin string }{{workloadPause, "kubelab-pause"}, {workloadHTTP, "kubelab-http"}, {workloadDNS, "kubelab-coredns"}} {
+	// Workload images FROM scratch, loaded into the node image as
+	// tarballs.
+	type workload struct{ ref, bin, hash string }
+	workloads := []*workload{{ref: workloadPause, bin: "kubelab-pause"}, {ref: workloadHTTP, bin: "kubelab-http"}, {ref: workloadDNS, bin: "kubelab-coredns"}}
+	var workloadHashes []string
+	for _, w := range workloads {
 		p := filepath.Join(dir, w.bin)
-		h, err := fileHash(p)
-		if err != nil {
+		if w.hash, err = fileid.BuildHex(p); err != nil {
 			return imgs, fmt.Errorf("workload binary %s (run hack/build.sh): %w", p, err)
 		}
 		df := fmt.Sprintf("FROM scratch\nCOPY %s /%s\nENTRYPOINT [\"/%s\"]\n", w.bin, w.bin, w.bin)
-		if err := buildIfChanged(ctx, cli, w.ref, h, map[string]string{"Dockerfile": df}, map[string]string{w.bin: p}, progress); err != nil {
+		if err := buildIfChanged(ctx, cli, w.ref, w.hash, map[string]string{"Dockerfile": df}, map[string]string{w.bin: p}, progress); err != nil {
 			return imgs, err
 		}
-		rc, err := cli.ImageSave(ctx, []string{w.ref})
-		if err != nil {
-			return imgs, fmt.Errorf("save %s: %w", w.ref, err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			return imgs, fmt.Errorf("save %s: %w", w.ref, err)
-		}
-		tars[strings.NewReplacer("/", "-", ":", "-").Replace(w.ref)+".tar"] = b
+		workloadHashes = append(workloadHashes, w.ref, w.hash)
 	}
 	imgs.Pause, imgs.HTTP = workloadPause, workloadHTTP
 
@@ -105,17 +102,31 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 		return imgs, err
 	}
 
-	// Node image: base + kubelab + init script + configs + workload images.
+	// Node image: base + kubelab + init script + configs + workload
+	// images. Its hash follows the workload images' hashes, so their
+	// tarballs are saved only when it is built.
 	ctxFiles := map[string]string{}
 	for _, name := range nodeFiles {
 		b, _ := files.ReadFile("files/" + name)
 		ctxFiles[name] = string(b)
 	}
-	for name, b := range tars {
-		ctxFiles["images/"+name] = string(b)
-	}
-	nodeHash := nodeImageHash(ctxFiles, base, binHash)
+	nodeHash := nodeImageHash(ctxFiles, base, binHash, workloadHashes...)
 	imgs.Node = "kubelab/node:" + nodeHash[:12]
+	if upToDate(ctx, cli, imgs.Node, nodeHash) {
+		return imgs, nil
+	}
+	for _, w := range workloads {
+		rc, err := cli.ImageSave(ctx, []string{w.ref})
+		if err != nil {
+			return imgs, fmt.Errorf("save %s: %w", w.ref, err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return imgs, fmt.Errorf("save %s: %w", w.ref, err)
+		}
+		ctxFiles["images/"+strings.NewReplacer("/", "-", ":", "-").Replace(w.ref)+".tar"] = string(b)
+	}
 	ctxFiles["Dockerfile"] = ctxFiles["Dockerfile.node"]
 	err = buildIfChanged(ctx, cli, imgs.Node, nodeHash, ctxFiles, map[string]string{"kubelab": bin}, progress, "BASE="+base)
 	return imgs, err
@@ -143,8 +154,9 @@ var nodeFiles = []string{"Dockerfile.node", "node-init.sh", "daemons.sh", "conta
 
 // nodeImageHash is the content hash of the node image: its build
 // context's files (name and content, in name order: a map's iteration
-// order must not change the hash), its base image and the kubelab binary.
-func nodeImageHash(ctxFiles map[string]string, base, binHash string) string {
+// order must not change the hash), its base image, the kubelab binary and
+// the workload images (reference and hash pairs).
+func nodeImageHash(ctxFiles map[string]string, base, binHash string, workloads ...string) string {
 	names := make([]string, 0, len(ctxFiles))
 	for n := range ctxFiles {
 		names = append(names, n)
@@ -154,7 +166,7 @@ func nodeImageHash(ctxFiles map[string]string, base, binHash string) string {
 	for _, n := range names {
 		parts = append(parts, n, hashStrings(ctxFiles[n]))
 	}
-	return hashStrings(append(parts, base, binHash)...)
+	return hashStrings(append(append(parts, base, binHash), workloads...)...)
 }
 
 func imageExists(ctx context.Context, cli *client.Client, ref string) bool {
@@ -162,10 +174,16 @@ func imageExists(ctx context.Context, cli *client.Client, ref string) bool {
 	return err == nil
 }
 
+// upToDate says whether an image ref exists with the content hash.
+func upToDate(ctx context.Context, cli *client.Client, ref, hash string) bool {
+	res, err := cli.ImageInspect(ctx, ref)
+	return err == nil && res.Config != nil && res.Config.Labels[labelHash] == hash
+}
+
 // buildIfChanged builds ref from an in-memory context unless an image
 // with that reference and content hash exists.
 func buildIfChanged(ctx context.Context, cli *client.Client, ref, hash string, inline, onDisk map[string]string, progress func(string), buildArgs ...string) error {
-	if res, err := cli.ImageInspect(ctx, ref); err == nil && res.Config != nil && res.Config.Labels[labelHash] == hash {
+	if upToDate(ctx, cli, ref, hash) {
 		return nil
 	}
 	progress("building image " + ref)
@@ -289,19 +307,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func hashStrings(ss ...string) string {

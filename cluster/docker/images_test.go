@@ -31,4 +31,8 @@ func TestNodeImageHashIsDeterministic(t *testing.T) {
 	if nodeImageHash(files, "kubelab/node-base:abd", "binhash") == first || nodeImageHash(files, "kubelab/node-base:abc", "other") == first {
 		t.Error("another base or binary kept the hash")
 	}
+	w1 := nodeImageHash(files, "kubelab/node-base:abc", "binhash", "kubelab/pause:3.10", "p1")
+	if w1 == first || nodeImageHash(files, "kubelab/node-base:abc", "binhash", "kubelab/pause:3.10", "p2") == w1 {
+		t.Error("another workload image kept the hash")
+	}
 }

@@ -12,8 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"kubelab.dev/kubelab/cluster/controlplane"
 	"sigs.k8s.io/yaml"
+
+	"kubelab.dev/kubelab/cluster/controlplane"
 )
 
 // A docker cluster reaches no registry: an image put on the workers by

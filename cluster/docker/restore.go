@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/moby/moby/client"
@@ -73,7 +74,12 @@ func (b *Backend) restoreMember(ctx context.Context, c controlplane.Component, f
 	files := []testcontainers.ContainerFile{{HostFilePath: top, ContainerFilePath: "/" + firstElem(dataDir), FileMode: 0o700}}
 	pk := &pkiDir{dir: filepath.Join(b.opts.Dir, "pki")}
 	cmd := append([]string{"component", string(c.Role)}, c.Args...)
-	if err := b.runWith(ctx, c.Name, c.Role, ins.Container.Config.Image, cmd, files, nil, nil, pk.mount); err != nil {
+	env := map[string]string{}
+	for _, kv := range ins.Container.Config.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	if err := b.runWith(ctx, c.Name, c.Role, ins.Container.Config.Image, cmd, env, files, nil, nil, pk.mount); err != nil {
 		return err
 	}
 	return os.RemoveAll(root)

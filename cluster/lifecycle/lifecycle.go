@@ -12,8 +12,11 @@
 //  2. seed: restore the seed (an etcd snapshot of a freshly bootstrapped
 //     control plane, see cluster/seed) into every etcd member, unless the
 //     cluster boots fresh;
-//  3. etcd, the apiservers and their load balancer start at once (an
-//     apiserver retries etcd until it answers);
+//  3. etcd and the apiservers start at once (an apiserver retries etcd
+//     until it answers), then their load balancer; where starting a
+//     component takes long (containers), the controller-managers and
+//     schedulers start then too, each waiting for an apiserver's /readyz
+//     itself, and so do the nodes (EarlyNodes);
 //  4. once an apiserver is ready (on a fresh boot: every apiserver, since
 //     the controller-manager exits if RBAC's bootstrap roles are not
 //     served yet) and the balancer serves, a fresh single-apiserver boot
@@ -68,6 +71,11 @@ type Plan struct {
 	// LoadBalancer names the L4 balancer in front of the apiservers; ""
 	// where clients reach the one apiserver directly.
 	LoadBalancer string
+	// ControllersWait says that the controller-managers and schedulers
+	// wait for an apiserver's /readyz before their programs run
+	// (controlplane.EnvWaitForAPIServer): they start with etcd and the
+	// apiservers, where starting one takes long (a container).
+	ControllersWait bool
 }
 
 // Placement is the part of a backend the lifecycle drives.
@@ -92,6 +100,15 @@ type Placement interface {
 	Ready(ctx context.Context) error
 	// Down removes everything Prepare and Start made.
 	Down(ctx context.Context) error
+}
+
+// EarlyNodes is a Placement whose nodes take seconds to start before they
+// use an apiserver (node containers start containerd and load images):
+// PlaceNodes starts them together with etcd and the apiservers, and their
+// kubelets register once an apiserver serves. StartNodes still runs when
+// an apiserver serves, for what needs the API.
+type EarlyNodes interface {
+	PlaceNodes(ctx context.Context) error
 }
 
 // Seeder is a Placement that can start its etcd members from a seed.
@@ -176,22 +193,53 @@ type boot struct {
 	server string
 }
 
-func (b *boot) run(ctx context.Context) error {
+func (b *boot) run(ctx context.Context) (err error) {
 	say := b.say
 	say("cluster", "generating certificates and plan")
-	var err error
 	if b.plan, err = b.p.Prepare(ctx, say); err != nil {
 		return err
 	}
 	b.restoreSeed(ctx)
 
-	// etcd, the apiservers and their balancer at once.
-	first := append(append([]string{}, b.plan.Etcd...), b.plan.APIServers...)
+	// etcd and the apiservers first, as the apiservers' bootstrap is the
+	// longest wait of the boot; then at once their balancer, the
+	// controllers that gate themselves until an apiserver is ready, and
+	// the nodes placed early.
+	core := append(append([]string{}, b.plan.Etcd...), b.plan.APIServers...)
+	var next []string
 	if b.plan.LoadBalancer != "" {
-		first = append(first, b.plan.LoadBalancer)
+		next = append(next, b.plan.LoadBalancer)
 	}
-	if err := b.p.Start(ctx, first...); err != nil {
+	rest := append(append([]string{}, b.plan.ControllerManagers...), b.plan.Schedulers...)
+	if b.plan.ControllersWait {
+		next, rest = append(next, rest...), nil
+	}
+	if err := b.p.Start(ctx, core...); err != nil {
 		return err
+	}
+	// Nodes placed early are placed in the background; whatever ends the
+	// boot waits for that to end first, so that the cleanup after a
+	// failed boot finds every node it started.
+	var placeErr error
+	placed := make(chan struct{})
+	if en, ok := b.p.(EarlyNodes); ok {
+		pctx, cancel := context.WithCancel(ctx)
+		defer func() {
+			if err != nil {
+				cancel()
+			}
+			<-placed
+			cancel()
+		}()
+		say("nodes", "placing %d node(s): they register once an apiserver serves", len(b.p.Topology().Nodes))
+		go func() { placeErr = en.PlaceNodes(pctx); close(placed) }()
+	} else {
+		close(placed)
+	}
+	if len(next) > 0 {
+		if err := b.p.Start(ctx, next...); err != nil {
+			return err
+		}
 	}
 	if err := b.clients(); err != nil {
 		return err
@@ -231,11 +279,18 @@ func (b *boot) run(ctx context.Context) error {
 
 	// Everything that only needs an apiserver, at once.
 	say("cluster", EventServing)
-	rest := append(append([]string{}, b.plan.ControllerManagers...), b.plan.Schedulers...)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return b.p.Start(gctx, rest...) })
+	if len(rest) > 0 {
+		g.Go(func() error { return b.p.Start(gctx, rest...) })
+	}
 	g.Go(func() error {
-		say("nodes", "placing %d node(s)", len(b.p.Topology().Nodes))
+		<-placed
+		if placeErr != nil {
+			return placeErr
+		}
+		if _, early := b.p.(EarlyNodes); !early {
+			say("nodes", "placing %d node(s)", len(b.p.Topology().Nodes))
+		}
 		return b.p.StartNodes(gctx, b.cs)
 	})
 	// The DNS addon's Deployment waits for nodes to be scheduled on.

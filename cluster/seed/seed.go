@@ -17,9 +17,7 @@
 package seed
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -30,6 +28,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"kubelab.dev/kubelab/internal/fileid"
 )
 
 // Format is the version of what a seed holds and how it is taken; a change
@@ -49,7 +49,7 @@ type Cache struct {
 // Key is the content address of a seed: the build of the binary that runs
 // the components and the other inputs that shape the state it holds.
 func Key(binary string, inputs ...string) (string, error) {
-	id, err := BuildID(binary)
+	id, err := fileid.Build(binary)
 	if err != nil {
 		return "", err
 	}
@@ -59,35 +59,6 @@ func Key(binary string, inputs ...string) (string, error) {
 		fmt.Fprintf(h, "%s\n", in)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:20], nil
-}
-
-// BuildID identifies the build of binary: the Go build ID the linker notes
-// in every executable (read from its ELF note, without reading the whole
-// file), or the SHA-256 of the file where there is none.
-func BuildID(binary string) (string, error) {
-	f, err := elf.Open(binary)
-	if err == nil {
-		defer f.Close()
-		if s := f.Section(".note.go.buildid"); s != nil {
-			if b, err := s.Data(); err == nil && len(b) > 16 {
-				// namesz, descsz, type (4 bytes each), "Go\x00\x00", desc.
-				desc := bytes.TrimRight(b[16:], "\x00")
-				if len(desc) > 0 {
-					return string(desc), nil
-				}
-			}
-		}
-	}
-	r, err := os.Open(binary)
-	if err != nil {
-		return "", fmt.Errorf("seed key: %w", err)
-	}
-	defer r.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, r); err != nil {
-		return "", fmt.Errorf("seed key: read %s: %w", binary, err)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // ErrCorrupt is returned for a seed whose bytes do not match its checksum
@@ -119,7 +90,7 @@ func (c Cache) Get(key string) (path string, ok bool, err error) {
 	if err != nil {
 		return "", false, fmt.Errorf("seed %s: %w", key, err)
 	}
-	got, err := fileSum(path)
+	got, err := fileid.SHA256(path)
 	if err != nil || got != strings.TrimSpace(string(want)) {
 		c.Discard(key)
 		if err == nil {
@@ -220,19 +191,6 @@ func (c Cache) prune(current string) {
 			_ = os.RemoveAll(filepath.Join(c.Dir, s.name))
 		}
 	}
-}
-
-func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func writeAtomic(path string, b []byte) error {

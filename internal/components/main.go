@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/cluster/lb"
 )
@@ -44,6 +45,15 @@ func Main(name string, args []string) int {
 			return 1
 		}
 		return 0
+	}
+	if kc := os.Getenv(controlplane.EnvWaitForAPIServer); kc != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := waitForAPIServer(ctx, kc)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kubelab:", err)
+			return 1
+		}
 	}
 	code, err := Run(name, args)
 	if err != nil {
