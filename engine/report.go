@@ -33,7 +33,7 @@ func WriteSummary(w io.Writer, results []*Result) {
 	for _, r := range results {
 		fmt.Fprintf(w, "\n== %s: %s (%s) — %s in %s (cluster up in %s)\n", r.Lab, r.Title, r.File, strings.ToUpper(string(r.Status)),
 			r.Duration.Round(10*time.Millisecond), r.BootDuration.Round(10*time.Millisecond))
-		if r.Status == Errored {
+		if r.Status == Errored || r.Status == Interrupted && len(r.Steps) == 0 {
 			fmt.Fprintf(w, "   %s\n", r.Error)
 			continue
 		}
@@ -60,13 +60,25 @@ func WriteSummary(w io.Writer, results []*Result) {
 			}
 		}
 	}
-	passed := 0
+	passed, interrupted, skipped := 0, 0, 0
 	for _, r := range results {
-		if r.Passed() {
+		switch r.Status {
+		case Passed:
 			passed++
+		case Interrupted:
+			interrupted++
+		case Skipped:
+			skipped++
 		}
 	}
-	fmt.Fprintf(w, "\n%d passed, %d failed\n", passed, len(results)-passed)
+	fmt.Fprintf(w, "\n%d passed, %d failed", passed, len(results)-passed-interrupted-skipped)
+	if skipped > 0 {
+		fmt.Fprintf(w, ", %d skipped", skipped)
+	}
+	if interrupted > 0 {
+		fmt.Fprintf(w, ", %d interrupted", interrupted)
+	}
+	fmt.Fprintln(w)
 }
 
 // WriteTimeline prints a lab's timeline, one event per line.
@@ -163,7 +175,7 @@ func WriteJUnit(w io.Writer, results []*Result) error {
 			case Failed:
 				msg, _, _ := strings.Cut(st.Error, "\n")
 				c.Failure = &report.JUnitFailure{Message: msg, Type: "StepFailed", Body: st.Error}
-			case Skipped:
+			case Skipped, Interrupted:
 				c.Skip()
 			}
 			s.AddCase(c)

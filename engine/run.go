@@ -89,6 +89,9 @@ const (
 	Failed  Status = "failed"
 	Skipped Status = "skipped"
 	Errored Status = "error" // the lab could not run (cluster did not come up)
+	// Interrupted: the run was stopped (Ctrl-C, SIGTERM) before the lab
+	// ended; neither a pass nor a failure of the lab.
+	Interrupted Status = "interrupted"
 )
 
 // Result is the outcome of one lab.
@@ -193,6 +196,7 @@ func (r *Runner) Run(ctx context.Context, lab *load.Lab) (*Result, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	res := &Result{Lab: lab.Metadata.Name, Title: lab.Metadata.Title, File: lab.File(), Started: time.Now(), Status: Passed}
+	stopped := ctx.Err // the caller's: an interruption, not the lab's deadline
 	ctx, cancel := context.WithTimeout(ctx, lab.Timeout())
 	defer cancel()
 	topo := lab.Spec.Cluster.ObserveFor(lab.Needs(), r.Traces)
@@ -226,6 +230,9 @@ func (r *Runner) Run(ctx context.Context, lab *load.Lab) (*Result, error) {
 	}()
 	if err != nil {
 		res.Status, res.Error = Errored, fmt.Sprintf("cluster did not come up: %v", err)
+		if stopped() != nil {
+			res.Status, res.Error = Interrupted, "interrupted while the cluster booted"
+		}
 		res.Duration = time.Since(res.Started)
 		return res, nil
 	}
@@ -248,7 +255,16 @@ func (r *Runner) Run(ctx context.Context, lab *load.Lab) (*Result, error) {
 	res.Scheduling = live.AskedScheduling()
 	res.Recovery = Recoveries(res.Timeline)
 	res.Duration = time.Since(res.Started)
-	keep = res.Status != Passed && r.KeepOnFailure
+	if stopped() != nil {
+		// What failed then failed because of it.
+		res.Status, res.Error = Interrupted, "interrupted"
+		for i := range res.Steps {
+			if res.Steps[i].Status == Failed {
+				res.Steps[i].Status = Interrupted
+			}
+		}
+	}
+	keep = (res.Status == Failed || res.Status == Errored) && r.KeepOnFailure
 	return res, nil
 }
 

@@ -93,7 +93,13 @@ func CheckExercise(ctx context.Context, es *engine.Session, ex *Exercise, o Chec
 		if o.Patience > 0 && !ch.IsDestructive() {
 			cctx, cancel = context.WithTimeout(ctx, o.Patience)
 		}
-		g.Checks = append(g.Checks, s.gradeCheck(cctx, ex, ch, ex.Timeout()))
+		cr := s.gradeCheck(cctx, ex, ch, ex.Timeout())
+		if cr.Status == engine.Failed && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && cr.Expected != "" {
+			// Its expectation names the check's own time limit: say that it
+			// was not waited out.
+			cr.Expected += fmt.Sprintf(" (gave up after %s, the patience of a live check; check --final waits the whole time)", o.Patience)
+		}
+		g.Checks = append(g.Checks, cr)
 		cancel()
 	}
 	for _, c := range g.Checks {

@@ -46,6 +46,7 @@ func Main(name string, args []string) int {
 		}
 		return 0
 	}
+	profileStart(name)
 	if kc := os.Getenv(controlplane.EnvWaitForAPIServer); kc != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := waitForAPIServer(ctx, kc)

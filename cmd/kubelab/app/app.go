@@ -38,6 +38,9 @@ type globals struct {
 	version bool
 	// fresh boots control planes from nothing (--fresh), not the seed.
 	fresh bool
+	// interruptEndsNormally is set by a command that Ctrl-C ends as its
+	// normal way to stop (check --watch): its own result stands.
+	interruptEndsNormally bool
 }
 
 // addFresh gives a command that boots clusters its --fresh flag.
@@ -77,7 +80,7 @@ func Run(ctx context.Context, s Streams, args []string) error {
 	switch {
 	case err == nil:
 		return nil
-	case ctx.Err() != nil:
+	case ctx.Err() != nil && !g.interruptEndsNormally:
 		return &ExitError{Code: ExitInterrupted, Err: ErrInterrupted}
 	case !g.ran:
 		return invalid(err)
@@ -151,7 +154,7 @@ exercises.
 		newDownCommand(g),
 		newStatusCommand(g),
 		newKubeconfigCommand(g),
-		newFaultCommand(g),
+		newFaultCommand(g), newNodeCommand(g),
 		g.addFresh(newRunCommand(g)),
 		newValidateCommand(g),
 		newListCommand(g),

@@ -122,7 +122,16 @@ func up(ctx context.Context, g *globals, backend string, t cluster.Topology) err
 	if err != nil {
 		return invalid(err)
 	}
-	return boot(ctx, g, b)
+	if err := boot(ctx, g, b); err != nil {
+		return err
+	}
+	// The commands that act on this cluster, whatever its name.
+	n := ""
+	if g.name != "kubelab" {
+		n = " --name " + g.name
+	}
+	fmt.Fprintf(g.streams.Err, "Try: kubelab kubectl%s get nodes; kubelab status%s; kubelab down%s\n", n, n, n)
+	return nil
 }
 
 // boot brings b up, showing its progress, and prints its KUBECONFIG line.
@@ -144,7 +153,6 @@ func boot(ctx context.Context, g *globals, b cluster.Backend) error {
 	}
 	fmt.Fprintf(w, "Cluster %q ready in %.2fs.\n", t.Name, time.Since(start).Seconds())
 	fmt.Fprintf(g.streams.Out, "export KUBECONFIG=%s\n", b.Access().Kubeconfig)
-	fmt.Fprintf(w, "Try: kubelab kubectl get nodes; kubelab status; kubelab down\n")
 	return nil
 }
 
@@ -281,4 +289,40 @@ func newFaultCommand(g *globals) *cobra.Command {
 		},
 	}
 	return cmd
+}
+
+// newNodeCommand is `kubelab node exec NODE -- CMD...`: a command inside a
+// real node of the cluster (--name), the way a script reaches one.
+func newNodeCommand(g *globals) *cobra.Command {
+	node := &cobra.Command{Use: "node", Short: "Act inside the cluster's real nodes (docker backend)"}
+	node.AddCommand(&cobra.Command{
+		Use:   "exec NODE -- COMMAND [ARG...]",
+		Short: "Run a command inside a node of the cluster (--name): its iptables, crictl, ip, the kubelet's files",
+		Long: `Run a command inside a node of a docker cluster and print its output
+(standard output and error together). The exit code is 0 when the command
+succeeded, 1 otherwise. It is what a lab's nodeExec operation runs; in a
+script, prefer it to docker exec, as container names carry a hash.
+Simulated (embedded) nodes have no inside: exec is refused there.`,
+		Example: `  kubelab node exec worker-1 -- iptables -t nat -S KUBE-SERVICES
+  kubelab --name lab2 node exec worker-2 -- crictl pods`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 1 || len(args) < 2 {
+				return fmt.Errorf("want NODE -- COMMAND [ARG...], got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCluster(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			out, err := c.NodeExec(cmd.Context(), args[0], args[1:]...)
+			fmt.Fprint(g.streams.Out, out)
+			if errors.Is(err, cluster.ErrNoNodeInternals) {
+				return invalid(err)
+			}
+			return err
+		},
+	})
+	return node
 }

@@ -50,7 +50,7 @@ cluster gets that name, and several labs' clusters get it as a prefix.
 With --parallel N, N labs run side by side, each on its own cluster; each
 lab's progress and timeline are printed together when it ends, and the
 reports list the labs in the order given.`,
-		Example: `  kubelab run labs/etcd-leader-failover.yaml
+		Example: `  kubelab run labs/02-etcd-leader-failover.yaml
   kubelab run labs/*.yaml --junit report.xml --json report.json
   kubelab run labs/ --parallel 2`,
 		Args: cobra.MinimumNArgs(1),
@@ -201,10 +201,6 @@ func runOneLab(ctx context.Context, g *globals, f *runFlags, l *load.Lab, r *eng
 	}
 	if err != nil {
 		return nil, cannotRun(err)
-	}
-	if ctx.Err() != nil && !res.Passed() {
-		// Not the lab's failure: it was stopped.
-		res.Status, res.Error = engine.Errored, ErrInterrupted.Error()
 	}
 	if ctx.Err() == nil && (f.timeline || !res.Passed()) {
 		fmt.Fprintf(out, "\nTimeline of %s:\n", res.Lab)
@@ -360,28 +356,40 @@ func newListCommand(g *globals) *cobra.Command {
 	var topics bool
 	cmd := &cobra.Command{
 		Use:   "list [DIR]",
-		Short: "List labs: name, title, topics, estimated duration (--topics: the course's topics and what practises each)",
+		Short: "List labs: file, title, the backend they need, topics, estimated duration (--topics: the course's topics and what practises each)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if topics {
 				return listTopics(g)
 			}
-			dir := "labs"
+			dirs := []string{"labs"}
 			if len(args) == 1 {
-				dir = args[0]
+				dirs = args[:1]
+			} else {
+				// The shipped labs' subdirectories: those that look inside
+				// nodes, and those that need hundreds of simulated nodes.
+				for _, d := range []string{"labs/docker", "labs/embedded"} {
+					if st, err := os.Stat(d); err == nil && st.IsDir() {
+						dirs = append(dirs, d)
+					}
+				}
 			}
-			labs, err := loadLabs([]string{dir})
+			labs, err := loadLabs(dirs)
 			if err != nil {
 				return err
 			}
 			w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "FILE\tTITLE\tTOPICS\tDURATION\n")
+			fmt.Fprintf(w, "FILE\tTITLE\tBACKEND\tTOPICS\tDURATION\n")
 			for _, l := range labs {
 				d := "-"
 				if l.Metadata.Duration.Duration > 0 {
 					d = l.Metadata.Duration.String()
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", l.File(), l.Metadata.Title, strings.Join(l.Metadata.Topics, ","), d)
+				be := "any"
+				if l.NeedsNodeInternals() {
+					be = "docker" // it looks inside real nodes
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", l.File(), l.Metadata.Title, be, strings.Join(l.Metadata.Topics, ","), d)
 			}
 			return w.Flush()
 		},

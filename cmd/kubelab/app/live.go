@@ -272,7 +272,14 @@ below it.`,
 			o := grade.CheckOptions{Final: f.final, Patience: f.patience}
 			var gr *grade.Grade
 			if f.watch {
+				// Ctrl-C is how a watch ends: a normal stop, whose verdict
+				// is the last evaluation's.
+				g.interruptEndsNormally = true
 				gr = watchChecks(cmd.Context(), g, s, ex, o)
+				if cmd.Context().Err() != nil {
+					fmt.Fprintf(g.streams.Err, "\nStopped watching: %d/%d at the last evaluation.\n", gr.Score, gr.Max)
+					return checkVerdict(ex, gr, f.final)
+				}
 			} else {
 				gr = grade.CheckExercise(cmd.Context(), s, ex, o)
 				grade.WriteSummary(g.streams.Out, gr)
@@ -340,11 +347,19 @@ func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *grade.E
 		}
 		fmt.Fprintf(&b, "[%s] evaluation %d: %d/%d", time.Now().Format("15:04:05"), n, gr.Score, gr.Max)
 		grade.WriteSummary(&b, gr)
-		if tty {
+		done := allRunPassed(gr)
+		switch {
+		case done:
+			n := ""
+			if g.name != "kubelab" {
+				n = " --name " + g.name
+			}
+			fmt.Fprintf(&b, "\nEvery check that runs live passes. Final score: kubelab check --final%s; then kubelab exercise stop%s\n", n, n)
+		case tty:
 			b.WriteString("\nWatching the cluster; Ctrl-C to stop.\n")
 		}
 		_, _ = io.WriteString(g.streams.Out, b.String())
-		if !tty && allRunPassed(gr) {
+		if done {
 			return gr
 		}
 		// Drain what the evaluation itself saw change, then wait for the

@@ -232,7 +232,7 @@ func TestInterruptedLabSaysInterrupted(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("exit: %v, want exit status 130\n%s", err, out.String())
 	}
-	for _, bad := range []string{"FAILED", "context canceled"} {
+	for _, bad := range []string{"FAILED", "context canceled", "1 failed", "ERROR"} {
 		if strings.Contains(out.String(), bad) {
 			t.Errorf("output reports the interruption as a failure (%q):\n%s", bad, out.String())
 		}
@@ -289,5 +289,10 @@ func TestClusterCommandsTakeName(t *testing.T) {
 	cmd.Env = append(os.Environ(), "KUBELAB_HOME="+home)
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "no such cluster") {
 		t.Errorf("kubectl --name of a missing cluster: %v\n%s", err, out)
+	}
+	cmd = exec.Command(bin, "node", "exec", "--name", name, "worker-1", "--", "true")
+	cmd.Env = append(os.Environ(), "KUBELAB_HOME="+home)
+	if out, err := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "needs the docker backend") {
+		t.Errorf("node exec on simulated nodes: %v, want exit 2 naming the docker backend\n%s", err, out)
 	}
 }
