@@ -7,6 +7,7 @@ godebug default=go1.26
 require (
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/cockroachdb/datadriven v1.0.2
+	github.com/containerd/errdefs v1.0.0
 	github.com/coredns/coredns v1.14.0
 	github.com/creack/pty v1.1.24
 	github.com/cucumber/gherkin/go/v42 v42.0.0
@@ -82,7 +83,6 @@ require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/container-storage-interface/spec v1.12.1-0.20260720052920-cd9e7ad1ae09 // indirect
 	github.com/containerd/containerd/api v1.11.1 // indirect
-	github.com/containerd/errdefs v1.0.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/containerd/log v0.1.0 // indirect
 	github.com/containerd/platforms v0.2.1 // indirect

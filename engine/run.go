@@ -205,6 +205,7 @@ func (r *Runner) Run(ctx context.Context, lab *load.Lab) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: %w", lab.Metadata.Name, err)
 	}
+	topo.Name = be.Topology().Name // the factory may name it (--name)
 	if err := lab.CheckBackend(be); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"kubelab.dev/kubelab/internal/proc"
 
 	"github.com/moby/moby/client"
@@ -35,6 +37,9 @@ func RemoveCluster(ctx context.Context, cli *client.Client, home, name string) e
 	return removeMatching(ctx, cli, homeFilter(home, name))
 }
 
+// removeMatching removes the containers, volumes and networks f matches.
+// One already gone is not an error: a cluster that is failing to boot
+// removes its own at the same time (down --all during a boot).
 func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) error {
 	var errs []error
 	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
@@ -47,7 +52,7 @@ func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -58,7 +63,7 @@ func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) e
 	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
 	if err == nil {
 		for _, v := range vs.Items {
-			if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil {
+			if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
 				errs = append(errs, err)
 			}
 		}
@@ -66,7 +71,7 @@ func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) e
 	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err == nil {
 		for _, n := range ns.Items {
-			if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+			if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
 				errs = append(errs, err)
 			}
 		}
@@ -202,11 +207,28 @@ var ErrNotFound = errors.New("no such cluster")
 // HomeID identifies a kubelab home (its absolute path) on a Docker engine
 // that several users or homes share.
 func HomeID(home string) string {
-	if abs, err := filepath.Abs(home); err == nil {
-		home = abs
-	}
-	sum := sha256.Sum256([]byte(home))
+	sum := sha256.Sum256([]byte(canonical(home)))
 	return hex.EncodeToString(sum[:6])
+}
+
+// canonical is path made absolute with its symbolic links resolved, so
+// that every path that reaches a home names it the same: the part that
+// does not exist yet (a home about to be made) is kept as written.
+func canonical(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // homeFilter matches the objects of one home, and of one cluster of it

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -38,6 +39,9 @@ type globals struct {
 	version bool
 	// fresh boots control planes from nothing (--fresh), not the seed.
 	fresh bool
+	// course is where the embedded course was extracted (courseDir).
+	course     string
+	courseOnce sync.Once
 	// interruptEndsNormally is set by a command that Ctrl-C ends as its
 	// normal way to stop (check --watch): its own result stands.
 	interruptEndsNormally bool

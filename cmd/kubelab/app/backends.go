@@ -107,6 +107,19 @@ func backendFor(g *globals, kind, bin string, kf *kubeFlags) (engine.NewBackend,
 	return func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, kind, bin, t, true) }, nil
 }
 
+// keptOnFailure makes the clusters of backend outlive this process when
+// keep is set (--keep-on-failure): an ephemeral cluster dies with the
+// process that booted it (its embedded processes with their parent, its
+// docker containers by the reaper), so a kept one must not be
+// ephemeral. The runner still removes every cluster it does not keep. A
+// kubeconfig cluster is not kubelab's to keep or remove.
+func keptOnFailure(g *globals, kind, bin string, backend engine.NewBackend, keep bool) engine.NewBackend {
+	if !keep || kind == backendKubeconfig {
+		return backend
+	}
+	return func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, kind, bin, t, false) }
+}
+
 // openBackend attaches to a running cluster by name, on whichever backend
 // has it.
 func openBackend(ctx context.Context, g *globals) (cluster.Backend, error) {

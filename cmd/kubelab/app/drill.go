@@ -17,7 +17,6 @@ import (
 	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
-	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
 )
@@ -74,7 +73,7 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 
 // listDrills prints every drill of features/: file, topics, question.
 func listDrills(g *globals) error {
-	drills, err := features.Load(drillDirs()...)
+	drills, err := features.Load(drillDirs(g)...)
 	if err != nil {
 		return invalid(err)
 	}
@@ -91,7 +90,7 @@ func listDrills(g *globals) error {
 }
 
 func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error {
-	drills, err := features.Load(args...)
+	drills, err := features.Load(g.coursePaths(args)...)
 	if err != nil {
 		return invalid(err)
 	}
@@ -113,10 +112,7 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 	if err != nil {
 		return invalid(err)
 	}
-	if f.keep {
-		// A kept cluster must outlive this process.
-		backend = func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, f.backend, bin, t, false) }
-	}
+	backend = keptOnFailure(g, f.backend, bin, backend, f.keep)
 	if f.reports != "" {
 		if err := os.MkdirAll(f.reports, 0o755); err != nil {
 			return err
@@ -326,10 +322,10 @@ func indentText(s, pad string) string {
 
 // drillDirs are the checkout's drill directories: features/, and
 // features/docker/ (drills that need real nodes) when it exists.
-func drillDirs() []string {
-	dirs := []string{"features"}
-	if m, _ := filepath.Glob("features/docker/*.feature"); len(m) > 0 {
-		dirs = append(dirs, "features/docker")
+func drillDirs(g *globals) []string {
+	dirs := []string{g.coursePath("features")}
+	if m, _ := filepath.Glob(filepath.Join(g.coursePath("features/docker"), "*.feature")); len(m) > 0 {
+		dirs = append(dirs, g.coursePath("features/docker"))
 	}
 	return dirs
 }

@@ -80,7 +80,7 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 			if (f.submission == "") == (f.submissions == "") {
 				return invalid(errors.New("want exactly one of --submission DIR and --submissions DIR"))
 			}
-			ex, err := grade.LoadExercise(args[0])
+			ex, err := grade.LoadExercise(g.coursePath(args[0]))
 			if err != nil {
 				return invalid(err)
 			}
@@ -146,6 +146,7 @@ func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	backend = keptOnFailure(g, f.backend, bin, backend, f.keep)
 	return &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Traces: f.html != "" || f.json != "",
 		Progress: engine.ConsoleProgress(g.streams.Err)}, nil
 }
@@ -328,7 +329,7 @@ func newExerciseShowCommand(g *globals) *cobra.Command {
 		Example: `  kubelab exercise show exercises/pdb-drain > TASK.md`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, err := grade.LoadExercise(args[0])
+			ex, err := grade.LoadExercise(g.coursePath(args[0]))
 			if err != nil {
 				return invalid(err)
 			}
@@ -366,7 +367,7 @@ func newExerciseValidateCommand(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, a := range args {
-				ex, err := grade.LoadExercise(a)
+				ex, err := grade.LoadExercise(g.coursePath(a))
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -384,13 +385,16 @@ func newExerciseListCommand(g *globals) *cobra.Command {
 		Short: "List the exercises under DIR (default exercises): name, title, points, difficulty",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "exercises"
+			dir := g.coursePath("exercises")
 			if len(args) == 1 {
 				dir = args[0]
 			}
 			files, err := filepath.Glob(filepath.Join(dir, "*", grade.ExerciseFile))
 			if err != nil {
 				return err
+			}
+			if len(files) == 0 {
+				return invalidf("no exercises (*/%s) in %s", grade.ExerciseFile, dir)
 			}
 			w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "EXERCISE\tTITLE\tPOINTS\tDIFFICULTY\n")

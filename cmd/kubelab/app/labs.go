@@ -55,7 +55,7 @@ reports list the labs in the order given.`,
   kubelab run labs/ --parallel 2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			labs, err := loadLabs(args)
+			labs, err := loadLabs(g.coursePaths(args))
 			if err != nil {
 				return err
 			}
@@ -73,6 +73,7 @@ reports list the labs in the order given.`,
 			if f.parallel > 1 && f.backend == backendKubeconfig {
 				return invalidf("run: --parallel %d needs a cluster per lab; with --backend kubeconfig every lab shares one cluster, so labs run one at a time", f.parallel)
 			}
+			backend = keptOnFailure(g, f.backend, bin, backend, f.keep)
 			if cmd.Flags().Changed("name") {
 				backend = namedClusters(backend, g.name, len(labs) > 1)
 			}
@@ -340,7 +341,7 @@ func newValidateCommand(g *globals) *cobra.Command {
 		Short: "Check lab files (schema, expressions, manifests, topology) without booting anything",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			labs, err := loadLabs(args)
+			labs, err := loadLabs(g.coursePaths(args))
 			if err != nil {
 				return err
 			}
@@ -362,15 +363,15 @@ func newListCommand(g *globals) *cobra.Command {
 			if topics {
 				return listTopics(g)
 			}
-			dirs := []string{"labs"}
+			dirs := []string{g.coursePath("labs")}
 			if len(args) == 1 {
-				dirs = args[:1]
+				dirs = g.coursePaths(args[:1])
 			} else {
 				// The shipped labs' subdirectories: those that look inside
 				// nodes, and those that need hundreds of simulated nodes.
 				for _, d := range []string{"labs/docker", "labs/embedded"} {
-					if st, err := os.Stat(d); err == nil && st.IsDir() {
-						dirs = append(dirs, d)
+					if st, err := os.Stat(g.coursePath(d)); err == nil && st.IsDir() {
+						dirs = append(dirs, g.coursePath(d))
 					}
 				}
 			}
@@ -402,11 +403,11 @@ func newListCommand(g *globals) *cobra.Command {
 // features/ and exercises/.
 func listTopics(g *globals) error {
 	var ms []curriculum.Material
-	labs, err := loadLabs([]string{"labs"})
+	labs, err := loadLabs([]string{g.coursePath("labs")})
 	if err != nil {
 		return err
 	}
-	if more, err := filepath.Glob("labs/docker/*.yaml"); err == nil && len(more) > 0 {
+	if more, err := filepath.Glob(filepath.Join(g.coursePath("labs/docker"), "*.yaml")); err == nil && len(more) > 0 {
 		ls, err := loadLabs(more)
 		if err != nil {
 			return err
@@ -416,14 +417,14 @@ func listTopics(g *globals) error {
 	for _, l := range labs {
 		ms = append(ms, curriculum.Material{Kind: "lab", Path: l.File(), Topics: l.Metadata.Topics})
 	}
-	drills, err := features.Load(drillDirs()...)
+	drills, err := features.Load(drillDirs(g)...)
 	if err != nil {
 		return invalid(err)
 	}
 	for _, d := range drills {
 		ms = append(ms, curriculum.Material{Kind: "drill", Path: d.Path, Topics: d.Topics})
 	}
-	exs, _ := filepath.Glob("exercises/*/exercise.yaml")
+	exs, _ := filepath.Glob(filepath.Join(g.coursePath("exercises"), "*", "exercise.yaml"))
 	for _, f := range exs {
 		e, err := grade.LoadExercise(f)
 		if err != nil {

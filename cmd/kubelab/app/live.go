@@ -128,7 +128,7 @@ to remove the cluster.`,
   kubelab exercise start exercises/fix-pending-pods --backend kubeconfig --kubeconfig ~/.kube/config --name mine`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, err := grade.LoadExercise(args[0])
+			ex, err := grade.LoadExercise(g.coursePath(args[0]))
 			if err != nil {
 				return invalid(err)
 			}

@@ -296,3 +296,34 @@ func TestClusterCommandsTakeName(t *testing.T) {
 		t.Errorf("node exec on simulated nodes: %v, want exit 2 naming the docker backend\n%s", err, out)
 	}
 }
+
+// TestKeepOnFailureKeepsTheNamedCluster: run --keep-on-failure --name X
+// on a failing lab boots and names X, says once that it kept it, and X
+// still serves after the command returned (no later command removes it
+// as an orphan) until down.
+func TestKeepOnFailureKeepsTheNamedCluster(t *testing.T) {
+	bin := binOrSkip(t)
+	home, name := t.TempDir(), fmt.Sprintf("keep-%d", os.Getpid())
+	cmd := exec.Command(bin, "run", "--home", home, "--name", name, "--keep-on-failure", "cmd/kubelab/app/testdata/failing.yaml")
+	cmd.Dir = filepath.Join("..", "..", "..")
+	out, err := cmd.CombinedOutput()
+	t.Cleanup(func() { down(t, bin, home, name) })
+	if cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("run: %v, want exit 1 (the lab fails)\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "cluster kept"); n != 1 {
+		t.Errorf("'cluster kept' said %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(string(out), "booting cluster "+name+" ") || !strings.Contains(string(out), "down --name "+name) {
+		t.Errorf("the progress does not name the cluster %s:\n%s", name, out)
+	}
+	st := exec.Command(bin, "status", "--home", home, "--name", name)
+	sout, err := st.CombinedOutput()
+	if err != nil || strings.Contains(string(sout), "orphaned") || !strings.Contains(string(sout), "kube-apiserver-1") {
+		t.Errorf("status of the kept cluster: %v\n%s", err, sout)
+	}
+	kc := exec.Command(bin, "kubectl", "--home", home, "--name", name, "get", "nodes")
+	if kout, err := kc.CombinedOutput(); err != nil || !strings.Contains(string(kout), "worker-1") {
+		t.Errorf("the kept cluster does not serve: %v\n%s", err, kout)
+	}
+}
