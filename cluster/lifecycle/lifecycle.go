@@ -23,9 +23,9 @@
 //     takes the seed, then the controller-managers, schedulers, nodes and
 //     the DNS addon start at once;
 //  5. the cluster is usable when every apiserver is ready, every node is
-//     Ready with a pod range, the default
-//     ServiceAccount exists (the controller-manager made it) and cluster
-//     DNS serves (the scheduler placed it).
+//     Ready with a pod range, the default ServiceAccount exists (the
+//     controller-manager made it), so does the kubernetes Service, and
+//     cluster DNS serves (the scheduler placed it).
 //
 // Every wait fails fast when a component exits on its own, naming it with
 // the last lines of its log.
@@ -317,6 +317,12 @@ func (b *boot) run(ctx context.Context) (err error) {
 		})
 	})
 	g.Go(func() error {
+		// In-cluster clients reach the apiservers through the kubernetes
+		// Service, which an apiserver's bootstrap controller creates
+		// shortly after it serves (a seeded apiserver may not have yet).
+		return b.poll(gctx, "the kubernetes Service", b.kubernetesService)
+	})
+	g.Go(func() error {
 		say("coredns", "waiting for cluster DNS (the coredns Deployment)")
 		return controlplane.WaitDNS(gctx, b.cs, b.opts.Timeout)
 	})
@@ -372,6 +378,12 @@ func (b *boot) restoreSeed(ctx context.Context) {
 // failure costs only the speed of later boots: it is reported, not fatal.
 func (b *boot) takeSeed(ctx context.Context) {
 	if b.opts.Seeds.Dir == "" || b.opts.Fresh {
+		return
+	}
+	// The bootstrap controller creates the kubernetes Service just after
+	// /readyz passes: every seed holds it.
+	if err := b.poll(ctx, "the kubernetes Service", b.kubernetesService); err != nil {
+		b.say("etcd", "could not take the seed: %v", err)
 		return
 	}
 	var buf bytes.Buffer
@@ -492,6 +504,12 @@ func (b *boot) waitHTTP(ctx context.Context, name, url string) error {
 // poll runs check until it passes: fast at first, backing off to 200ms,
 // for at most the stage timeout. It fails at once when a started
 // component has exited, and on timeout reports the last check's error.
+// kubernetesService is nil once the Service default/kubernetes exists.
+func (b *boot) kubernetesService(ctx context.Context) error {
+	_, err := b.cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	return err
+}
+
 func (b *boot) poll(ctx context.Context, what string, check func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
