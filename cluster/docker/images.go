@@ -128,8 +128,14 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 		ctxFiles["images/"+strings.NewReplacer("/", "-", ":", "-").Replace(w.ref)+".tar"] = string(b)
 	}
 	ctxFiles["Dockerfile"] = ctxFiles["Dockerfile.node"]
-	err = buildIfChanged(ctx, cli, imgs.Node, nodeHash, ctxFiles, map[string]string{"kubelab": bin}, progress, "BASE="+base)
-	return imgs, err
+	if err := buildIfChanged(ctx, cli, imgs.Node, nodeHash, ctxFiles, map[string]string{"kubelab": bin}, progress, "BASE="+base); err != nil {
+		return imgs, err
+	}
+	// A new build's images: those of builds before the last go.
+	if n := pruneImages(ctx, cli, imgs.Kubelab, imgs.Node); n > 0 {
+		progress(fmt.Sprintf("removed %d image(s) of earlier kubelab builds", n))
+	}
+	return imgs, nil
 }
 
 // baseImage is the node base image's reference: a Debian rootfs made by
