@@ -88,12 +88,36 @@ func liveLoop(t *testing.T, bin, home, name string, startArgs []string) {
 	if code != 0 || !strings.Contains(out, "export KUBECONFIG=") || !strings.Contains(out, "answers nobody") {
 		t.Fatalf("exercise start: exit %d\n%s", code, out)
 	}
+	// Its hints act on this cluster, and a live run has no submission.
+	if strings.Contains(out, "Try: kubelab") || !strings.Contains(out, "exercise stop --name "+name) || strings.Contains(out, "| submission |") {
+		t.Errorf("exercise start: up's hints, no exercise stop --name %s, or a submission step:\n%s", name, out)
+	}
 
-	if out, code := run("check"); code != 1 || !strings.Contains(out, "Score: 3/10, FAILED") || !strings.Contains(out, "hint: Compare the Service's selector") {
-		t.Errorf("check after setup: exit %d, want 1 and 3/10 with hints\n%s", code, out)
+	if out, code := run("check"); code != 1 || !strings.Contains(out, "Score: 3/10, FAILED") || !strings.Contains(out, "hint: Compare the Service's selector") ||
+		!strings.Contains(out, "to hold within 30s (gave up after 5s") {
+		t.Errorf("check after setup: exit %d, want 1 and 3/10 with hints, and the wait's patience said\n%s", code, out)
 	}
 	if out, code := run("kubectl", "delete", "service", "web"); code == 0 || !strings.Contains(out, "Service default/web is part of the exercise: repair it in place") {
 		t.Errorf("kubectl delete service web: exit %d, want the policy's denial\n%s", code, out)
+	}
+
+	// Ctrl-C is how a watch ends: the last evaluation's verdict, not 130.
+	stopped := exec.Command(bin, "check", "--watch", "--patience", "2s", "--home", home, "--name", name)
+	stopped.Dir, stopped.Env = root, append(os.Environ(), "KUBELAB_NAME=", "KUBECONFIG=")
+	sout := &lockedBuffer{}
+	stopped.Stdout, stopped.Stderr = sout, sout
+	if err := stopped.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(sout.String(), "Score: "); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("check --watch printed no evaluation:\n%s", sout.String())
+		}
+	}
+	_ = stopped.Process.Signal(os.Interrupt)
+	_ = stopped.Wait()
+	if code := stopped.ProcessState.ExitCode(); code != 1 || !strings.Contains(sout.String(), "Stopped watching: 3/10") {
+		t.Errorf("check --watch stopped by Ctrl-C: exit %d, want 1 (3/10 is below the passing score)\n%s", code, sout.String())
 	}
 
 	// check --watch off a terminal prints each evaluation and returns once
@@ -118,7 +142,8 @@ func liveLoop(t *testing.T, bin, home, name string, startArgs []string) {
 			t.Errorf("kubectl patch: exit %d\n%s", code, out)
 		}
 	}
-	if err := watch.Wait(); err != nil || !strings.Contains(wout.String(), "Score: 10/10, PASSED") || !strings.Contains(wout.String(), "evaluation 1: 3/10") {
+	if err := watch.Wait(); err != nil || !strings.Contains(wout.String(), "Score: 10/10, PASSED") || !strings.Contains(wout.String(), "evaluation 1: 3/10") ||
+		!strings.Contains(wout.String(), "Every check that runs live passes. Final score: kubelab check --final --name "+name) {
 		t.Errorf("check --watch: %v, want it to start at 3/10 and return at 10/10\n%s", err, wout.String())
 	}
 

@@ -251,10 +251,14 @@ func TestInterruptedLabSaysInterrupted(t *testing.T) {
 func TestClusterCommandsTakeName(t *testing.T) {
 	bin := binOrSkip(t)
 	home, name := t.TempDir(), fmt.Sprintf("named-%d", os.Getpid())
-	if out, err := exec.Command(bin, "up", "--home", home, "--name", name).CombinedOutput(); err != nil {
+	out, err := exec.Command(bin, "up", "--home", home, "--name", name).CombinedOutput()
+	if err != nil {
 		t.Fatalf("up: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { down(t, bin, home, name) })
+	if !strings.Contains(string(out), "Try: kubelab kubectl --name "+name+" get nodes; kubelab status --name "+name+"; kubelab down --name "+name) {
+		t.Errorf("up's hints do not name the cluster:\n%s", out)
+	}
 	cli := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
