@@ -47,6 +47,15 @@ type globals struct {
 	interruptEndsNormally bool
 }
 
+// nameFlag is " --name NAME" for a hint about a cluster that is not the
+// default one, "" for the default.
+func (g *globals) nameFlag() string {
+	if g.name == "kubelab" {
+		return ""
+	}
+	return " --name " + g.name
+}
+
 // addFresh gives a command that boots clusters its --fresh flag.
 func (g *globals) addFresh(cmd *cobra.Command) *cobra.Command {
 	cmd.Flags().BoolVar(&g.fresh, "fresh", false, "boot each control plane from nothing (the apiservers bootstrap an empty etcd), not from the seed kubelab keeps of that bootstrap")

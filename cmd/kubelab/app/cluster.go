@@ -126,10 +126,7 @@ func up(ctx context.Context, g *globals, backend string, t cluster.Topology) err
 		return err
 	}
 	// The commands that act on this cluster, whatever its name.
-	n := ""
-	if g.name != "kubelab" {
-		n = " --name " + g.name
-	}
+	n := g.nameFlag()
 	fmt.Fprintf(g.streams.Err, "Try: kubelab kubectl%s get nodes; kubelab status%s; kubelab down%s\n", n, n, n)
 	return nil
 }

@@ -350,10 +350,7 @@ func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *grade.E
 		done := allRunPassed(gr)
 		switch {
 		case done:
-			n := ""
-			if g.name != "kubelab" {
-				n = " --name " + g.name
-			}
+			n := g.nameFlag()
 			fmt.Fprintf(&b, "\nEvery check that runs live passes. Final score: kubelab check --final%s; then kubelab exercise stop%s\n", n, n)
 		case tty:
 			b.WriteString("\nWatching the cluster; Ctrl-C to stop.\n")
