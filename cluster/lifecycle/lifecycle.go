@@ -222,7 +222,8 @@ func (b *boot) run(ctx context.Context) (err error) {
 	// failed boot finds every node it started.
 	var placeErr error
 	placed := make(chan struct{})
-	if en, ok := b.p.(EarlyNodes); ok {
+	en, early := b.p.(EarlyNodes)
+	if early {
 		pctx, cancel := context.WithCancel(ctx)
 		defer func() {
 			if err != nil {
@@ -288,7 +289,7 @@ func (b *boot) run(ctx context.Context) (err error) {
 		if placeErr != nil {
 			return placeErr
 		}
-		if _, early := b.p.(EarlyNodes); !early {
+		if !early {
 			say("nodes", "placing %d node(s)", len(b.p.Topology().Nodes))
 		}
 		return b.p.StartNodes(gctx, b.cs)
@@ -501,15 +502,15 @@ func (b *boot) waitHTTP(ctx context.Context, name, url string) error {
 	return err
 }
 
-// poll runs check until it passes: fast at first, backing off to 200ms,
-// for at most the stage timeout. It fails at once when a started
-// component has exited, and on timeout reports the last check's error.
 // kubernetesService is nil once the Service default/kubernetes exists.
 func (b *boot) kubernetesService(ctx context.Context) error {
 	_, err := b.cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	return err
 }
 
+// poll runs check until it passes: fast at first, backing off to 200ms,
+// for at most the stage timeout. It fails at once when a started
+// component has exited, and on timeout reports the last check's error.
 func (b *boot) poll(ctx context.Context, what string, check func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
