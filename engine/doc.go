@@ -5,5 +5,5 @@
 // cluster, for drills and graded exercises.
 //
 // It loads nothing itself: a lab comes checked from package load, and the
-// operation kinds are in package engine/ops.
+// operation kinds are in package ops.
 package engine

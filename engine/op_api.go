@@ -3,7 +3,7 @@ package engine
 import (
 	"k8s.io/client-go/kubernetes"
 
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // api holds the clients of a run, made on first use.

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"time"
 
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // Eventually runs op again and again until it passes, for at most within:

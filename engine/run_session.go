@@ -12,8 +12,8 @@ import (
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/load"
+	"kubelab.dev/kubelab/ops"
 )
 
 // Session is a booted lab cluster that operations run against one at a

@@ -14,8 +14,8 @@ import (
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
-	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/load"
+	"kubelab.dev/kubelab/ops"
 )
 
 // ScenarioTimeout bounds one scenario, cluster boot included.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // Step is one phrase of the step library, as listed in STEPS.md.

@@ -3,7 +3,7 @@ package features
 import (
 	"context"
 
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // backupSteps are the step library's phrases of the group Backup.

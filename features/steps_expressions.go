@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"kubelab.dev/kubelab/engine"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // expressionsSteps are the step library's phrases of the group Expressions.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // nodesSteps are the step library's phrases of the group Nodes.

@@ -20,7 +20,7 @@ import (
 
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/engine"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // The live exercise loop: an exercise's cluster stays up after its setup

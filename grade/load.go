@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"kubelab.dev/kubelab/api/v1alpha1"
-	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/load"
+	"kubelab.dev/kubelab/ops"
 )
 
 // LoadExercise reads and checks an exercise: path is an exercise file or

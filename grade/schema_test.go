@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
 	"kubelab.dev/kubelab/api/v1alpha1"
-	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
+	"kubelab.dev/kubelab/ops"
 )
 
 // exerciseSchemaFile is the committed JSON Schema of exercise files,
@@ -25,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite "+exerciseSchemaFile+" and the 
 func generateExerciseSchema() ([]byte, error) {
 	s, err := loadertest.ReflectSchema(&v1alpha1.Exercise{}, "https://kubelab.dev/schema/exercise.v1alpha1.json",
 		"kubelab exercise file ("+v1alpha1.APIVersion+", kind "+v1alpha1.KindExercise+")", ops.OperationKinds(),
-		[][2]string{{"kubelab.dev/kubelab/grade", "../api/v1alpha1"}, {"kubelab.dev/kubelab/grade", "../engine/ops"}, {"kubelab.dev/kubelab/grade", "../cluster"}})
+		[][2]string{{"kubelab.dev/kubelab/grade", "../api/v1alpha1"}, {"kubelab.dev/kubelab/grade", "../ops"}, {"kubelab.dev/kubelab/grade", "../cluster"}})
 	if err != nil {
 		return nil, err
 	}

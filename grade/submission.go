@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"kubelab.dev/kubelab/api/v1alpha1"
-	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/load"
+	"kubelab.dev/kubelab/ops"
 )
 
 // Rules a refused part of a submission broke; Refusal.Rule is one of them.

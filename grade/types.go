@@ -7,8 +7,8 @@ import (
 
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/load"
+	"kubelab.dev/kubelab/ops"
 )
 
 // ExerciseFile is the name of the exercise file inside an exercise

@@ -17,7 +17,7 @@ import (
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"reflect"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // Document is a YAML file of another kind than Lab loaded the way a lab

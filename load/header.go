@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"kubelab.dev/kubelab/api/v1alpha1"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // The checks every kind of file shares (a lab, an exercise), beyond the

@@ -8,7 +8,7 @@ import (
 
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // DefaultLabTimeout bounds a whole lab when spec.timeout is not set.

@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 	"kubelab.dev/kubelab/api/v1alpha1"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // ReadLab reads the lab file at path and checks it; see ParseLab.

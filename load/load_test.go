@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/assertions"
-	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
+	"kubelab.dev/kubelab/ops"
 )
 
 func TestLoadValid(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // MaxManifestSize bounds a manifest file, in bytes: a lab's, or one of a

@@ -5,7 +5,7 @@ import (
 	"iter"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // exprNeeds maps the environment's names that only some backends can

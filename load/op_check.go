@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"kubelab.dev/kubelab/assertions"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // opChecker is the checker as one operation's Validate sees it: scoped to

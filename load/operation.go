@@ -8,7 +8,7 @@ import (
 
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // ParseOperation checks a single operation given in lab-file YAML, as if it

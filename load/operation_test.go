@@ -7,7 +7,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 func TestParseOperation(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
 	"kubelab.dev/kubelab/internal/loadertest"
+	"kubelab.dev/kubelab/ops"
 )
 
 // TestOperationKinds walks every registered operation kind: each is a field

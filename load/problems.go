@@ -8,7 +8,7 @@ import (
 
 	"github.com/agnivade/levenshtein"
 
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // Problem is one thing wrong with a lab file.

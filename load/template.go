@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"kubelab.dev/kubelab/assertions"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // Templates put bindings into operation arguments: "${before.leader}" in a

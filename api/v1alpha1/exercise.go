@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // KindExercise is the kind of an exercise file (apiVersion APIVersion).

@@ -2,7 +2,7 @@ package v1alpha1
 
 import (
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/engine/ops"
+	"kubelab.dev/kubelab/ops"
 )
 
 // The only apiVersion of kubelab's files, and the kind of a lab file.
