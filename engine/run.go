@@ -38,15 +38,15 @@ type Runner struct {
 	// Log receives debug logs (may be nil).
 	Log *slog.Logger
 
-	// observe watches a lab's booted cluster; nil is assertions.NewLive.
-	// Unit tests of the runner set a fake, to run labs without a cluster.
-	observe func(ctx context.Context, c *cluster.Cluster, start time.Time) (observer, error)
+	// Observe watches a lab's booted cluster; nil is assertions.NewLive.
+	// Tests set a fake (enginetest.Fake) to run labs without a cluster.
+	Observe func(ctx context.Context, c *cluster.Cluster, start time.Time) (Observer, error)
 }
 
-// observer is what a lab run reads of its cluster: the view expressions
+// Observer is what a lab run reads of its cluster: the view expressions
 // are evaluated against, the changes the timeline records, and the
 // scheduling decisions its expressions asked about.
-type observer interface {
+type Observer interface {
 	ops.View
 	// OnChange registers a handler for every change of a watched object
 	// (see assertions.Live.OnChange).
@@ -58,13 +58,13 @@ type observer interface {
 	Close()
 }
 
-var _ observer = (*assertions.Live)(nil)
+var _ Observer = (*assertions.Live)(nil)
 
 // newObserver starts observing c: informers against its apiserver, unless
 // the runner was given another observer.
-func (r *Runner) newObserver(ctx context.Context, c *cluster.Cluster, start time.Time) (observer, error) {
-	if r.observe != nil {
-		return r.observe(ctx, c, start)
+func (r *Runner) newObserver(ctx context.Context, c *cluster.Cluster, start time.Time) (Observer, error) {
+	if r.Observe != nil {
+		return r.Observe(ctx, c, start)
 	}
 	return assertions.NewLive(ctx, c, start)
 }
@@ -174,7 +174,7 @@ type run struct {
 	r        *Runner
 	lab      *load.Lab
 	c        *cluster.Cluster
-	live     observer
+	live     Observer
 	bindings map[string]any
 	tl       *timeline
 	start    time.Time

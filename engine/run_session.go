@@ -90,7 +90,7 @@ func (r *Runner) newRun(name string, be cluster.Backend) *run {
 // session starts watching the cluster of x and returns the session.
 func (x *run) session(ctx context.Context, name string, be cluster.Backend) (*Session, error) {
 	x.start = time.Now()
-	live, err := assertions.NewLive(ctx, x.c, x.start)
+	live, err := x.r.newObserver(ctx, x.c, x.start)
 	if err != nil {
 		x.c.Close()
 		return nil, fmt.Errorf("session %s: watch cluster: %w", name, err)

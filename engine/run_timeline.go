@@ -72,7 +72,7 @@ func (t *timeline) events() []TimelineEvent {
 
 // watch records leader, term, lease, pod, node and endpoint changes until
 // the returned function is called.
-func (t *timeline) watch(ctx context.Context, c *cluster.Cluster, live observer) func() {
+func (t *timeline) watch(ctx context.Context, c *cluster.Cluster, live Observer) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex
 	peak := map[string]int{} // service -> most ready endpoints seen

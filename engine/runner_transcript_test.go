@@ -14,7 +14,9 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"gopkg.in/yaml.v3"
 
+	"kubelab.dev/kubelab/assertions/assertionstest"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/clustertest"
 	"kubelab.dev/kubelab/load"
 )
 
@@ -40,21 +42,22 @@ import (
 func TestRunnerTranscripts(t *testing.T) {
 	datadriven.Walk(t, "testdata/runner", func(t *testing.T, path string) {
 		t.Parallel()
-		s := &transcriptScript{faults: faults{act: map[string]error{}}}
+		s := &transcriptScript{faults: clustertest.Faults{Act: map[string]error{}}}
 		datadriven.RunTest(t, path, s.do)
 	})
 }
 
 // transcriptScript is the state of one transcript file.
 type transcriptScript struct {
-	view   viewState
-	faults faults
+	view   assertionstest.State
+	faults clustertest.Faults
+	watch  error // observing the booted cluster fails
 }
 
 func (s *transcriptScript) do(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "view":
-		var v viewState
+		var v assertionstest.State
 		dec := yaml.NewDecoder(strings.NewReader(d.Input))
 		dec.KnownFields(true)
 		if err := dec.Decode(&v); err != nil {
@@ -81,11 +84,11 @@ func (s *transcriptScript) fail(t *testing.T, d *datadriven.TestData) string {
 	}
 	switch {
 	case len(what) == 1 && what[0] == "up":
-		s.faults.up = err
+		s.faults.Up = err
 	case len(what) == 1 && what[0] == "watch":
-		s.faults.watch = err
+		s.watch = err
 	case len(what) == 2:
-		s.faults.act[what[0]+" "+what[1]] = err
+		s.faults.Act[what[0]+" "+what[1]] = err
 	default:
 		d.Fatalf(t, "fail: want up, watch or ACTION COMPONENT, got %q", what)
 	}
@@ -100,34 +103,33 @@ func (s *transcriptScript) run(t *testing.T, d *datadriven.TestData) string {
 		// The loader has tests of its own: a transcript is of a lab that runs.
 		d.Fatalf(t, "load: %v", err)
 	}
-	log := &transcript{}
-	var be *fakeBackend
+	log := &clustertest.Log{}
+	var be *clustertest.Fake
 	r := &Runner{
-		Backend: func(topo cluster.Topology) (cluster.Backend, error) {
-			be = &fakeBackend{topo: topo, log: log, faults: s.faults}
-			return be, nil
-		},
-		Progress:      func(p Progress) { log.addf("%s", progressLine(p)) },
+		Backend:       clustertest.Factory(log, s.faults, func(f *clustertest.Fake) { be = f }),
+		Progress:      func(p Progress) { log.Addf("%s", progressLine(p)) },
 		KeepOnFailure: d.HasArg("keep-on-failure"),
 		Log:           slog.New(slog.NewTextHandler(testWriter{t}, nil)),
-	}
-	r.observe = func(_ context.Context, c *cluster.Cluster, _ time.Time) (observer, error) {
-		if err := s.faults.watch; err != nil {
-			log.addf("view: failed: %v", err)
-			return nil, err
-		}
-		log.addf("view: watching")
-		return newFakeView(s.view, c.Backend.(*fakeBackend), log), nil
+		Observe: func(_ context.Context, c *cluster.Cluster, _ time.Time) (Observer, error) {
+			if err := s.watch; err != nil {
+				log.Addf("view: failed: %v", err)
+				return nil, err
+			}
+			log.Addf("view: watching")
+			v := assertionstest.NewView(s.view, c.Backend)
+			v.OnClose(func() { log.Addf("view: closed") })
+			return v, nil
+		},
 	}
 	res, err := r.Run(t.Context(), lab)
 	if err != nil {
-		log.addf("run: %v", err)
+		log.Addf("run: %v", err)
 	} else {
-		log.addf("%s", resultTranscript(res))
+		log.Addf("%s", resultTranscript(res))
 	}
 	out := log.String()
 	if be != nil {
-		out = strings.ReplaceAll(out, be.topo.Name, "<cluster>")
+		out = strings.ReplaceAll(out, be.Topology().Name, "<cluster>")
 	}
 	return waitedRE.ReplaceAllString(out, "(waited <d>)") + "\n"
 }
