@@ -41,10 +41,7 @@ func TestClassGradingOnADockerCluster(t *testing.T) {
 		"ada": "solution", "brian": "solution", "carla": "wrong/min-available-1", "dan": "wrong/wrong-selector",
 	})
 
-	b, err := docker.New(cluster.Topology{Name: "class", Workers: 2}, docker.Options{Dir: filepath.Join(t.TempDir(), "class"), Binary: bin, Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := enginetest.Backend(t, "docker", cluster.Topology{Name: "class", Workers: 2}).(*docker.Backend)
 	t.Cleanup(func() {
 		if err := b.Down(context.WithoutCancel(ctx)); err != nil {
 			t.Errorf("down: %v", err)

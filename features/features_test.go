@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/backends"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
@@ -159,8 +160,8 @@ func runner(t *testing.T) *engine.Runner {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Backend = func(topo cluster.Topology) (cluster.Backend, error) {
-			return embedded.New(topo, embedded.Options{Home: embedded.DefaultHome(), Binary: bin})
+		if r.Backend, err = backends.Factory(backends.Embedded, backends.Options{Home: string(embedded.DefaultHome()), Binary: bin}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return r

@@ -11,13 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/cluster/docker"
-	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/cluster/kubeconfig"
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/features"
 	"kubelab.dev/kubelab/grade"
-	"kubelab.dev/kubelab/internal/testbin"
 	"kubelab.dev/kubelab/load"
 )
 
@@ -30,31 +27,14 @@ func TestKubeconfigBackend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a real cluster; skipped with -short")
 	}
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, err := embedded.New(cluster.Topology{Name: "kc-host", Workers: 3},
-		embedded.Options{Home: embedded.Home(t.TempDir()), Binary: bin, Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfigOn(t, host)
+	kubeconfigOn(t, enginetest.Backend(t, "embedded", cluster.Topology{Name: "kc-host", Workers: 3}))
 }
 
 // TestKubeconfigBackendOnDocker is TestKubeconfigBackend with a docker
 // cluster (real kubelets, containerd and kube-proxy) as the existing one.
 func TestKubeconfigBackendOnDocker(t *testing.T) {
 	enginetest.NeedDocker(t, "the kubeconfig backend on a docker cluster")
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, err := docker.New(cluster.Topology{Name: "kc-dhost", Workers: 3}.WithDefaults(), docker.Options{Dir: filepath.Join(t.TempDir(), "kc-dhost"), Binary: bin, Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfigOn(t, host)
+	kubeconfigOn(t, enginetest.Backend(t, "docker", cluster.Topology{Name: "kc-dhost", Workers: 3}))
 }
 
 // kubeconfigOn boots host and runs labs and drills on it through the

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
@@ -183,32 +182,18 @@ func Learners(dir string) ([]Learner, error) {
 // order. A submission directory that cannot be read is a Grade with
 // Status StatusError; the error is only for an interrupted batch.
 func RunAll(ctx context.Context, r *engine.Runner, ex *Exercise, learners []Learner, parallel int) ([]*Grade, error) {
-	parallel = max(parallel, 1)
 	out := make([]*Grade, len(learners))
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i, l := range learners {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
+	engine.SideBySide(ctx, len(learners), parallel, func(i int) {
+		l := learners[i]
+		sub, err := ReadSubmission(l.Dir, &ex.Spec.Submission)
+		if err != nil {
+			out[i] = NotGraded(ex, l.Name, l.Dir, "%v", err)
+			return
 		}
-		if ctx.Err() != nil {
-			out[i] = NotGraded(ex, l.Name, l.Dir, "interrupted: %v", ctx.Err())
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			sub, err := ReadSubmission(l.Dir, &ex.Spec.Submission)
-			if err != nil {
-				out[i] = NotGraded(ex, l.Name, l.Dir, "%v", err)
-				return
-			}
-			out[i], _ = Run(ctx, r, ex, sub, l.Name)
-		}()
-	}
-	wg.Wait()
+		out[i], _ = Run(ctx, r, ex, sub, l.Name)
+	}, func(i int) {
+		out[i] = NotGraded(ex, learners[i].Name, learners[i].Dir, "interrupted: %v", ctx.Err())
+	})
 	return out, ctx.Err()
 }
 

@@ -11,14 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/backends"
 	"kubelab.dev/kubelab/cluster/docker"
-	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/testbin"
 	"kubelab.dev/kubelab/load"
@@ -49,15 +48,9 @@ func RunnerOn(t testing.TB, backend string) *engine.Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
-	newBackend := func(topo cluster.Topology) (cluster.Backend, error) {
-		return embedded.New(topo, embedded.Options{Home: embedded.Home(home), Binary: bin, Ephemeral: true})
-	}
-	if backend == "docker" {
-		newBackend = func(topo cluster.Topology) (cluster.Backend, error) {
-			topo = topo.WithDefaults()
-			return docker.New(topo, docker.Options{Dir: filepath.Join(home, topo.Name), Binary: bin, Ephemeral: true})
-		}
+	newBackend, err := backends.Factory(backend, backends.Options{Home: t.TempDir(), Binary: bin, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return &engine.Runner{
 		Binary:  bin,
@@ -105,4 +98,21 @@ func RunOn(t testing.TB, path, backend string) *engine.Result {
 		t.Fatalf("lab %s %s:\n%s", res.Lab, res.Status, b.String())
 	}
 	return res
+}
+
+// Backend makes an ephemeral cluster of the given backend ("embedded" or
+// "docker") for t, with its state under t.TempDir(): for tests that boot
+// a cluster themselves (e.g. to stand for a cluster kubelab did not
+// create). The caller brings it up and down.
+func Backend(t testing.TB, backend string, topo cluster.Topology) cluster.Backend {
+	t.Helper()
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := backends.Make(backend, topo, backends.Options{Home: t.TempDir(), Binary: bin, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"sync"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/grpclog"
 
+	"kubelab.dev/kubelab/cluster/backends"
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/internal/safetext"
@@ -45,6 +45,8 @@ type globals struct {
 	// interruptEndsNormally is set by a command that Ctrl-C ends as its
 	// normal way to stop (check --watch): its own result stands.
 	interruptEndsNormally bool
+	// hooks replace the backends in this package's tests.
+	hooks hooks
 }
 
 // nameFlag is " --name NAME" for a hint about a cluster that is not the
@@ -62,20 +64,18 @@ func (g *globals) addFresh(cmd *cobra.Command) *cobra.Command {
 	return cmd
 }
 
-func (g *globals) embeddedOpts(ephemeral bool) embedded.Options {
-	o := embedded.Options{Home: embedded.Home(g.home), Ephemeral: ephemeral}
-	if g.verbose {
-		o.Log = slog.New(slog.NewTextHandler(g.streams.Err, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return o
-}
+// dockerDir is the state directory of the docker cluster name.
+func (g *globals) dockerDir(name string) string { return backends.DockerDir(g.home, name) }
 
 // Run runs the kubelab command line with args (without the program name).
 // Its error says which exit code it means (ExitCode): a command stopped
 // because ctx ended is ErrInterrupted, whatever its own error was (what
 // it started is removed before it returns); an error before a command
 // ran (flags, arguments, unknown command) is invalid input.
-func Run(ctx context.Context, s Streams, args []string) error {
+func Run(ctx context.Context, s Streams, args []string) error { return runWith(ctx, s, args, hooks{}) }
+
+// runWith is Run with the given hooks (the zero value in production).
+func runWith(ctx context.Context, s Streams, args []string, h hooks) error {
 	// etcd's gRPC client logs every refused connection; kubelab reports
 	// member health itself.
 	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
@@ -86,7 +86,7 @@ func Run(ctx context.Context, s Streams, args []string) error {
 	// Names and messages from submissions, lab files and clusters reach
 	// the terminal through these: their control characters show escaped.
 	s.Out, s.Err = safetext.NewWriter(s.Out), safetext.NewWriter(s.Err)
-	g := &globals{streams: s}
+	g := &globals{streams: s, hooks: h}
 	root := newRootCommand(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -136,7 +136,7 @@ exercises.
 			return nil // completing a word must not touch any cluster
 		}
 		g.ran = true
-		removed, err := g.embeddedOpts(false).Home.Sweep(cmd.Context())
+		removed, err := embedded.Home(g.home).Sweep(cmd.Context())
 		for _, n := range removed {
 			fmt.Fprintf(s.Err, "removed orphaned cluster %q (its kubelab process had died)\n", n)
 		}

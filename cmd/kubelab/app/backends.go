@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"kubelab.dev/kubelab/internal/proc"
@@ -14,17 +14,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/backends"
 	"kubelab.dev/kubelab/cluster/docker"
-	"kubelab.dev/kubelab/cluster/embedded"
-	"kubelab.dev/kubelab/cluster/kubeconfig"
 	"kubelab.dev/kubelab/engine"
 )
 
 // Backend names accepted by --backend.
 const (
-	backendEmbedded   = "embedded"
-	backendDocker     = "docker"
-	backendKubeconfig = "kubeconfig"
+	backendEmbedded   = backends.Embedded
+	backendDocker     = backends.Docker
+	backendKubeconfig = backends.Kubeconfig
 )
 
 // kubeFlags choose an existing cluster for --backend kubeconfig.
@@ -38,73 +37,59 @@ func (k *kubeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&k.context, "context", "", "with --backend kubeconfig: the context of --kubeconfig to use (default its current context)")
 }
 
-// check refuses a kubeconfig without an explicit --backend kubeconfig, and
-// the reverse: kubelab never uses a cluster it did not create by accident
-// (not even through $KUBECONFIG).
-func (k *kubeFlags) check(kind string) error {
-	switch {
-	case kind == backendKubeconfig && k.kubeconfig == "":
-		return errors.New("--backend kubeconfig needs --kubeconfig FILE (kubelab does not read $KUBECONFIG for this)")
-	case kind != backendKubeconfig && (k.kubeconfig != "" || k.context != ""):
-		return fmt.Errorf("--kubeconfig and --context choose a cluster kubelab did not create: say so with --backend kubeconfig (not %q)", kind)
+// hooks replace how commands reach clusters; only this package's tests set
+// them (a fake backend and view, so the commands' logic runs without a
+// cluster). The zero value is the real backends.
+type hooks struct {
+	// backend, when set, makes every backend a command would make.
+	backend func(kind string, t cluster.Topology) (cluster.Backend, error)
+	// open, when set, finds every running cluster a command attaches to.
+	open func(ctx context.Context, name string) (cluster.Backend, error)
+	// observe, when set, is every runner's Observe.
+	observe func(ctx context.Context, c *cluster.Cluster, start time.Time) (engine.Observer, error)
+}
+
+// backendOpts are the backend options of this home for clusters of bin
+// (ephemeral ones belong to this process and are swept once it is gone);
+// kf is nil for commands without --kubeconfig.
+func (g *globals) backendOpts(bin string, ephemeral bool, kf *kubeFlags) backends.Options {
+	o := backends.Options{Home: g.home, Binary: bin, Ephemeral: ephemeral, Fresh: g.fresh, OwnerStart: selfStart()}
+	if kf != nil {
+		o.Kubeconfig, o.Context = kf.kubeconfig, kf.context
 	}
-	return nil
+	if g.verbose {
+		o.Log = slog.New(slog.NewTextHandler(g.streams.Err, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return o
 }
 
-func (g *globals) dockerDir(name string) string { return filepath.Join(g.home, "docker", name) }
-
-// kubeconfigDir is the state directory of a run on a cluster kubelab did
-// not create.
-func (g *globals) kubeconfigDir(name string) string { return filepath.Join(g.home, "kubeconfig", name) }
-
-// newKubeconfigBackend is a run named t.Name on the cluster of kf.
-func newKubeconfigBackend(g *globals, t cluster.Topology, kf *kubeFlags) (*kubeconfig.Backend, error) {
-	return kubeconfig.New(t, kubeconfig.Options{Kubeconfig: kf.kubeconfig, Context: kf.context, Dir: g.kubeconfigDir(t.Name)})
-}
-
-// newBackend makes a backend of the given kind for topology t. Ephemeral
-// clusters (labs) belong to this process and are swept once it is gone.
-func newBackend(g *globals, kind string, t cluster.Topology, ephemeral bool) (cluster.Backend, error) {
+// newBackend makes a backend of the given kind for topology t.
+func newBackend(g *globals, kind string, t cluster.Topology, ephemeral bool, kf *kubeFlags) (cluster.Backend, error) {
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return newBackendWith(g, kind, bin, t, ephemeral)
+	return newBackendWith(g, kind, bin, t, ephemeral, kf)
 }
 
-func newBackendWith(g *globals, kind, bin string, t cluster.Topology, ephemeral bool) (cluster.Backend, error) {
-	t.Fresh = t.Fresh || g.fresh
-	switch kind {
-	case backendEmbedded, "":
-		o := g.embeddedOpts(ephemeral)
-		o.Binary = bin
-		return embedded.New(t, o)
-	case backendDocker:
-		t = t.WithDefaults()
-		return docker.New(t, docker.Options{Home: g.home, Dir: g.dockerDir(t.Name), Binary: bin, Ephemeral: ephemeral, OwnerStart: selfStart()})
+func newBackendWith(g *globals, kind, bin string, t cluster.Topology, ephemeral bool, kf *kubeFlags) (cluster.Backend, error) {
+	if g.hooks.backend != nil {
+		if err := backends.Check(kind, g.backendOpts(bin, ephemeral, kf)); err != nil {
+			return nil, err
+		}
+		return g.hooks.backend(kind, t)
 	}
-	return nil, fmt.Errorf("unknown backend %q (want %s or %s)", kind, backendEmbedded, backendDocker)
+	return backends.Make(kind, t, g.backendOpts(bin, ephemeral, kf))
 }
 
 // backendFor returns a factory of ephemeral clusters (labs, drills,
 // grading) on the named backend, checking the name now. kf is nil for
 // commands without --kubeconfig.
 func backendFor(g *globals, kind, bin string, kf *kubeFlags) (engine.NewBackend, error) {
-	if kf == nil {
-		kf = &kubeFlags{}
-	}
-	if err := kf.check(kind); err != nil {
+	if err := backends.Check(kind, g.backendOpts(bin, true, kf)); err != nil {
 		return nil, err
 	}
-	switch kind {
-	case backendEmbedded, "", backendDocker:
-	case backendKubeconfig:
-		o := *kf
-		return func(t cluster.Topology) (cluster.Backend, error) { return newKubeconfigBackend(g, t, &o) }, nil
-	default:
-		return nil, fmt.Errorf("unknown backend %q (want %s, %s or %s)", kind, backendEmbedded, backendDocker, backendKubeconfig)
-	}
-	return func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, kind, bin, t, true) }, nil
+	return func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, kind, bin, t, true, kf) }, nil
 }
 
 // keptOnFailure makes the clusters of backend outlive this process when
@@ -117,44 +102,24 @@ func keptOnFailure(g *globals, kind, bin string, backend engine.NewBackend, keep
 	if !keep || kind == backendKubeconfig {
 		return backend
 	}
-	return func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, kind, bin, t, false) }
+	return func(t cluster.Topology) (cluster.Backend, error) { return newBackendWith(g, kind, bin, t, false, nil) }
 }
 
 // openBackend attaches to a running cluster by name, on whichever backend
 // has it.
 func openBackend(ctx context.Context, g *globals) (cluster.Backend, error) {
-	b, err := embedded.Open(g.name, g.embeddedOpts(false))
-	if err == nil {
-		return b, nil
+	if g.hooks.open != nil {
+		return g.hooks.open(ctx, g.name)
 	}
-	if !errors.Is(err, embedded.ErrNotFound) {
-		return nil, err
+	b, err := backends.Open(ctx, g.name, g.backendOpts("", false, nil))
+	if errors.Is(err, backends.ErrNotFound) {
+		return nil, invalidf("%w (start one with: kubelab up --name %s)", err, g.name)
 	}
-	k, kerr := kubeconfig.Open(g.kubeconfigDir(g.name))
-	if kerr == nil {
-		return k, nil
-	}
-	if !errors.Is(kerr, kubeconfig.ErrNotFound) {
-		return nil, kerr
-	}
-	if dockerUp(ctx) {
-		d, derr := docker.Open(ctx, g.name, docker.Options{Home: g.home, Dir: g.dockerDir(g.name)})
-		if derr == nil {
-			return d, nil
-		}
-		if !errors.Is(derr, docker.ErrNotFound) {
-			return nil, derr
-		}
-	}
-	return nil, invalidf("%w (start one with: kubelab up --name %s)", err, g.name)
+	return b, err
 }
 
 // dockerUp reports quickly whether a Docker engine answers.
-func dockerUp(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	return docker.Available(ctx) == nil
-}
+func dockerUp(ctx context.Context) bool { return backends.DockerUp(ctx) }
 
 func selfStart() string { return proc.StartTime(os.Getpid()) }
 

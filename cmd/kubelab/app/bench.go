@@ -23,7 +23,7 @@ func benchBackends(g *globals) (bench.NewBackend, error) {
 		return nil, err
 	}
 	return func(kind string, t cluster.Topology) (cluster.Backend, error) {
-		return newBackendWith(g, kind, bin, t, true)
+		return newBackendWith(g, kind, bin, t, true, nil)
 	}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/docker"
+	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/cluster/kubeconfig"
 )
 
@@ -118,7 +119,7 @@ func (f *upFlags) topology(cmd *cobra.Command, g *globals) (cluster.Topology, er
 }
 
 func up(ctx context.Context, g *globals, backend string, t cluster.Topology) error {
-	b, err := newBackend(g, backend, t, false)
+	b, err := newBackend(g, backend, t, false, nil)
 	if err != nil {
 		return invalid(err)
 	}
@@ -160,7 +161,7 @@ func newDownCommand(g *globals) *cobra.Command {
 		Short: "Remove a cluster (processes, ports, files), or every cluster with --all",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			home := g.embeddedOpts(false).Home
+			home := embedded.Home(g.home)
 			if all {
 				names, err := home.RemoveAll(cmd.Context())
 				for _, n := range names {

@@ -118,7 +118,7 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 			return err
 		}
 	}
-	r := engine.Runner{Backend: backend, Binary: bin, Traces: f.html != "" || f.json != "" || f.reports != "", Progress: quietWhenInterrupted(ctx, g, engine.ConsoleProgress(g.streams.Err))}
+	r := engine.Runner{Backend: backend, Binary: bin, Observe: g.hooks.observe, Traces: f.html != "" || f.json != "" || f.reports != "", Progress: quietWhenInterrupted(ctx, g, engine.ConsoleProgress(g.streams.Err))}
 	reps, err := drillAll(ctx, g, f, r, drills)
 	// The scenarios that ran are reported, also when a later one could not.
 	if rerr := writeReports(f.junit, f.json, f.html, features.Results(reps)); rerr != nil {

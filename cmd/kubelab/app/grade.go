@@ -147,7 +147,7 @@ func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {
 		return nil, err
 	}
 	backend = keptOnFailure(g, f.backend, bin, backend, f.keep)
-	return &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Traces: f.html != "" || f.json != "",
+	return &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Observe: g.hooks.observe, Traces: f.html != "" || f.json != "",
 		Progress: engine.ConsoleProgress(g.streams.Err)}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"kubelab.dev/kubelab/assertions/assertionstest"
 	"kubelab.dev/kubelab/cmd/kubelab/app"
 	"kubelab.dev/kubelab/internal/testbin"
 )
@@ -186,24 +187,25 @@ func htmlReport(t *testing.T, path string) (string, int) {
 	return string(b), strings.Count(string(b), `<tr class="step"`)
 }
 
+// TestGradeBatchWritesScoreboard grades two learners on fake clusters,
+// each showing its learner's pods: the scoreboard's CSV, JSON and table,
+// and a report per learner under --out.
 func TestGradeBatchWritesScoreboard(t *testing.T) {
-	subs, out := t.TempDir(), t.TempDir()
-	for learner, sample := range map[string]string{"ann": "solution", "ben": "wrong/min-available-1"} {
-		src := filepath.Join("..", "..", "..", "exercises", "pdb-drain", sample, "pdb.yaml")
-		data, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
+	h := newFakeHome(t, oneReadyWorker)
+	h.fc.StateFor = func(name string) assertionstest.State {
+		if strings.HasPrefix(name, "web-ann-") {
+			return webPods(2)
 		}
-		if err := os.MkdirAll(filepath.Join(subs, learner), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(subs, learner, "pdb.yaml"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		return webPods(1)
 	}
-	text, code := gradeCLI(t, nil, "grade", "exercises/pdb-drain", "--submissions", subs, "--out", out)
+	ex := filepath.Dir(writeTestFile(t, filepath.Join(t.TempDir(), "web", "exercise.yaml"), webExercise))
+	subs, out := t.TempDir(), t.TempDir()
+	for _, learner := range []string{"ann", "ben"} {
+		writeTestFile(t, filepath.Join(subs, learner, "web.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+	}
+	text, code := h.run(t.Context(), "grade", ex, "--submissions", subs, "--out", out)
 	if code != 0 {
-		t.Fatalf("batch grading exited %d:\n%s", code, text)
+		t.Fatalf("batch grading exited %d, want 0 (a learner's fail is not the batch's):\n%s", code, text)
 	}
 	f, err := os.Open(filepath.Join(out, "scoreboard.csv"))
 	if err != nil {
@@ -214,7 +216,7 @@ func TestGradeBatchWritesScoreboard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 3 || rows[1][0] != "ann" || rows[1][1] != "10" || rows[1][3] != "true" || rows[2][0] != "ben" || rows[2][1] != "5" || rows[2][3] != "false" {
+	if len(rows) != 3 || rows[1][0] != "ann" || rows[1][1] != "3" || rows[1][3] != "true" || rows[2][0] != "ben" || rows[2][1] != "1" || rows[2][3] != "false" {
 		t.Errorf("scoreboard.csv: %q", rows)
 	}
 	var board struct {
@@ -229,7 +231,7 @@ func TestGradeBatchWritesScoreboard(t *testing.T) {
 			t.Errorf("per-learner report: %v", err)
 		}
 	}
-	if !strings.Contains(text, "ben      5/10   failed") {
+	if !strings.Contains(text, "ben      1/3    failed") {
 		t.Errorf("no scoreboard table in the output:\n%s", text)
 	}
 }

@@ -10,25 +10,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-func TestKubeFlagsExplicit(t *testing.T) {
-	for _, tc := range []struct {
-		kind string
-		f    kubeFlags
-		want string
-	}{
-		{backendKubeconfig, kubeFlags{}, "needs --kubeconfig"},
-		{backendEmbedded, kubeFlags{kubeconfig: "k"}, "say so with --backend kubeconfig"},
-		{backendDocker, kubeFlags{context: "c"}, "say so with --backend kubeconfig"},
-		{backendKubeconfig, kubeFlags{kubeconfig: "k"}, ""},
-		{backendEmbedded, kubeFlags{}, ""},
-	} {
-		err := tc.f.check(tc.kind)
-		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s %+v: %v, want %q", tc.kind, tc.f, err, tc.want)
-		}
-	}
-}
-
 // TestKubeconfigRefusals: what a cluster kubelab did not create cannot do
 // is refused before anything is made there (the kubeconfig's server does
 // not even answer): exercises needing faults or nodes of their own, and

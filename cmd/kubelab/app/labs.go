@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/curriculum"
@@ -77,7 +76,7 @@ reports list the labs in the order given.`,
 			if cmd.Flags().Changed("name") {
 				backend = namedClusters(backend, g.name, len(labs) > 1)
 			}
-			return runLabs(cmd.Context(), g, f, labs, &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep,
+			return runLabs(cmd.Context(), g, f, labs, &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Observe: g.hooks.observe,
 				Traces: f.html != "" || f.json != "", Progress: quietWhenInterrupted(cmd.Context(), g, engine.ConsoleProgress(g.streams.Err))})
 		},
 	}
@@ -157,25 +156,16 @@ func runSideBySide(ctx context.Context, g *globals, f *runFlags, labs []*load.La
 	results := make([]*engine.Result, len(labs))
 	errs := make([]error, len(labs))
 	var printMu sync.Mutex
-	var eg errgroup.Group
-	eg.SetLimit(f.parallel)
-	for i, l := range labs {
-		if ctx.Err() != nil {
-			break
-		}
-		eg.Go(func() error {
-			var progress, out bytes.Buffer
-			rr := *r
-			rr.Progress = quietWhenInterrupted(ctx, g, engine.ConsoleProgress(&progress))
-			results[i], errs[i] = runOneLab(ctx, g, f, l, &rr, &out, false)
-			printMu.Lock()
-			defer printMu.Unlock()
-			_, _ = g.streams.Err.Write(progress.Bytes())
-			_, _ = g.streams.Out.Write(out.Bytes())
-			return nil
-		})
-	}
-	_ = eg.Wait()
+	engine.SideBySide(ctx, len(labs), f.parallel, func(i int) {
+		var progress, out bytes.Buffer
+		rr := *r
+		rr.Progress = quietWhenInterrupted(ctx, g, engine.ConsoleProgress(&progress))
+		results[i], errs[i] = runOneLab(ctx, g, f, labs[i], &rr, &out, false)
+		printMu.Lock()
+		defer printMu.Unlock()
+		_, _ = g.streams.Err.Write(progress.Bytes())
+		_, _ = g.streams.Out.Write(out.Bytes())
+	}, nil)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

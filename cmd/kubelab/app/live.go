@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/backends"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/internal/safetext"
@@ -94,7 +95,7 @@ func liveRunner(g *globals, progress bool) (*engine.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &engine.Runner{Binary: bin}
+	r := &engine.Runner{Binary: bin, Observe: g.hooks.observe}
 	if progress {
 		r.Progress = engine.ConsoleProgress(g.streams.Err)
 	}
@@ -135,7 +136,7 @@ to remove the cluster.`,
 			if err := ex.CheckLive(); err != nil {
 				return invalid(err)
 			}
-			if err := kf.check(backend); err != nil {
+			if err := backends.Check(backend, g.backendOpts("", false, &kf)); err != nil {
 				return invalid(err)
 			}
 			return startExercise(cmd.Context(), g, backend, &kf, ex)
@@ -153,9 +154,9 @@ func startExercise(ctx context.Context, g *globals, backend string, kf *kubeFlag
 	if backend == backendKubeconfig {
 		// A cluster kubelab did not create: the exercise works in the
 		// namespace its statement names, taking over nothing there.
-		b, err = newKubeconfigBackend(g, t, kf)
+		b, err = newBackend(g, backendKubeconfig, t, false, kf)
 	} else {
-		b, err = newBackend(g, backend, t, false)
+		b, err = newBackend(g, backend, t, false, nil)
 	}
 	if err != nil {
 		return invalid(err)

@@ -50,24 +50,51 @@ func reportShape(t *testing.T, path string) []labShape {
 
 var progressLine = regexp.MustCompile(`^\s*\d+\.\d+s (?:✔ |✘ |  )(\S+) \| `)
 
+// TestRunParallelGroupsOutputAndKeepsReports runs a failing and a
+// passing lab on fake clusters, in turn and side by side: the same
+// report, and each lab's progress in one block.
 func TestRunParallelGroupsOutputAndKeepsReports(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots clusters")
-	}
-	labs := []string{"cmd/kubelab/app/testdata/failing.yaml", "cmd/kubelab/app/testdata/passing.yaml"}
+	h := newFakeHome(t, oneReadyWorker)
 	dir := t.TempDir()
+	labs := []string{
+		writeTestFile(t, filepath.Join(dir, "failing.yaml"), `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: failing, title: A lab whose wait cannot pass}
+spec:
+  steps:
+  - name: expect three
+    try:
+    - wait: {expr: 'len(nodes()) == 3'}
+      timeout: 1s
+  - name: never reached
+    try:
+    - sleep: {duration: 1s}
+`),
+		writeTestFile(t, filepath.Join(dir, "passing.yaml"), `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: passing, title: A lab that passes at once}
+spec:
+  steps:
+  - name: the node is ready
+    try:
+    - wait: {expr: 'node("worker-1").ready'}
+  - name: a short wait
+    try:
+    - sleep: {duration: 500ms}
+`),
+	}
 	inTurn, sideBySide := filepath.Join(dir, "in-turn.json"), filepath.Join(dir, "side-by-side.json")
-	if out, code := kubelab(t, append([]string{"run", "--json", inTurn}, labs...)...); code != 1 {
+	if out, code := h.run(t.Context(), append([]string{"run", "--json", inTurn}, labs...)...); code != 1 {
 		t.Fatalf("in turn: exit code %d, want 1:\n%s", code, out)
 	}
-	out, code := kubelab(t, append([]string{"run", "--parallel", "2", "--json", sideBySide}, labs...)...)
+	out, code := h.run(t.Context(), append([]string{"run", "--parallel", "2", "--json", sideBySide}, labs...)...)
 	if code != 1 {
 		t.Fatalf("side by side: exit code %d, want 1:\n%s", code, out)
 	}
 	if !strings.Contains(out, "running 2 labs, 2 at a time") {
 		t.Errorf("no announcement of the parallel run:\n%s", out)
 	}
-	if a, b := reportShape(t, inTurn), reportShape(t, sideBySide); !slices.EqualFunc(a, b, func(x, y labShape) bool {
+	if a, b := reportShape(t, inTurn), reportShape(t, sideBySide); len(a) != 2 || !slices.EqualFunc(a, b, func(x, y labShape) bool {
 		return x.Lab == y.Lab && x.Status == y.Status && slices.Equal(x.Steps, y.Steps)
 	}) {
 		t.Errorf("--parallel changed the report:\nin turn      %+v\nside by side %+v", a, b)
@@ -85,14 +112,12 @@ func TestRunParallelGroupsOutputAndKeepsReports(t *testing.T) {
 }
 
 func TestRunParallelRefusesBadValues(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the kubelab binary")
-	}
+	h := newFakeHome(t, oneReadyWorker)
 	for _, args := range [][]string{
-		{"run", "--parallel", "0", "cmd/kubelab/app/testdata/passing.yaml"},
-		{"run", "--parallel", "2", "--backend", "kubeconfig", "--kubeconfig", "/nonexistent", "cmd/kubelab/app/testdata/passing.yaml"},
+		{"run", "--parallel", "0", "testdata/passing.yaml"},
+		{"run", "--parallel", "2", "--backend", "kubeconfig", "--kubeconfig", "/nonexistent", "testdata/passing.yaml"},
 	} {
-		out, code := kubelab(t, args...)
+		out, code := h.run(t.Context(), args...)
 		if code != 2 || !strings.Contains(out, "--parallel") {
 			t.Errorf("kubelab %s: exit %d, want 2 with a word on --parallel:\n%s", strings.Join(args, " "), code, out)
 		}

@@ -1,0 +1,226 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/assertions/assertionstest"
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/clustertest"
+	"kubelab.dev/kubelab/cmd/kubelab/app"
+	"kubelab.dev/kubelab/engine/enginetest"
+)
+
+// The command line on fake clusters (clustertest and assertionstest):
+// what a command prints, writes and exits with, without booting anything.
+
+// fakeHome is a kubelab home whose clusters are fakes showing the
+// objects of fc: every backend a command makes, and every running cluster
+// it attaches to by name (the last one made with that name).
+type fakeHome struct {
+	fc   *enginetest.FakeCluster
+	home string
+
+	mu      sync.Mutex
+	running map[string]cluster.Backend
+}
+
+// dirFake is a fake cluster with a state directory, as the real backends
+// have (live exercises are recorded there).
+type dirFake struct {
+	*clustertest.Fake
+	dir string
+}
+
+func (d dirFake) Dir() string { return d.dir }
+
+func newFakeHome(t *testing.T, s assertionstest.State) *fakeHome {
+	_, fc := enginetest.Fake(t, s)
+	return &fakeHome{fc: fc, home: t.TempDir(), running: map[string]cluster.Backend{}}
+}
+
+// run runs the command line in this process on the fake home.
+func (h *fakeHome) run(ctx context.Context, args ...string) (string, int) {
+	var out syncBuffer
+	err := app.RunWith(ctx, app.Streams{In: strings.NewReader(""), Out: &out, Err: &out}, append([]string{"--home", h.home}, args...),
+		func(_ string, t cluster.Topology) (cluster.Backend, error) {
+			b, err := h.fc.Backend(t)
+			if err != nil {
+				return nil, err
+			}
+			dir := filepath.Join(h.home, "fake", t.Name)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+			d := dirFake{b.(*clustertest.Fake), dir}
+			h.mu.Lock()
+			h.running[t.Name] = d
+			h.mu.Unlock()
+			return d, nil
+		},
+		func(_ context.Context, name string) (cluster.Backend, error) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if b, ok := h.running[name]; ok {
+				return b, nil
+			}
+			return nil, fmt.Errorf("no fake cluster %q", name)
+		},
+		h.fc.Observe)
+	if err != nil {
+		fmt.Fprintf(&out, "kubelab: %v\n", err)
+	}
+	return out.String(), app.ExitCode(err)
+}
+
+func writeTestFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var oneReadyWorker = assertionstest.State{Nodes: []assertions.Node{{Name: "worker-1", Ready: true}}}
+
+// TestRunOnAFake: kubelab run of a passing and of a failing lab: the
+// summary, the exit code, the JSON report, the cluster removed.
+func TestRunOnAFake(t *testing.T) {
+	h := newFakeHome(t, oneReadyWorker)
+	dir := t.TempDir()
+	pass := writeTestFile(t, filepath.Join(dir, "pass.yaml"), `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: scheduler-down, title: The scheduler goes down}
+spec:
+  steps:
+  - name: kill the scheduler
+    try:
+    - kill: {target: kube-scheduler-1}
+    - assert: {expr: 'component("kube-scheduler-1").state == "stopped"'}
+  - name: the node stays
+    try:
+    - assert: {expr: 'len(nodes()) == 1 && nodes()[0].ready'}
+`)
+	fail := writeTestFile(t, filepath.Join(dir, "fail.yaml"), `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: two-nodes, title: Two nodes}
+spec:
+  steps:
+  - name: count the nodes
+    try:
+    - assert: {expr: 'len(nodes()) == 2'}
+`)
+	report := filepath.Join(dir, "report.json")
+	out, code := h.run(t.Context(), "run", pass, "--json", report)
+	if code != app.ExitPassed || !strings.Contains(out, "1 passed, 0 failed") {
+		t.Errorf("a passing lab: exit %d\n%s", code, out)
+	}
+	if log := h.fc.Log.String(); !strings.Contains(log, "backend: act kill kube-scheduler-1") || !strings.HasSuffix(log, "backend: down") {
+		t.Errorf("the fake cluster's log:\n%s\nwant the kill, then the cluster removed", log)
+	}
+	if got := reportShape(t, report); len(got) != 1 || got[0].Lab != "scheduler-down" || got[0].Status != "passed" ||
+		!slices.Equal(got[0].Steps, []string{"kill the scheduler=passed", "the node stays=passed"}) {
+		t.Errorf("the JSON report: %+v", got)
+	}
+
+	out, code = h.run(t.Context(), "run", fail)
+	if code != app.ExitFailed || !strings.Contains(out, "0 passed, 1 failed") || !strings.Contains(out, "len(nodes()) = 1") {
+		t.Errorf("a failing lab: exit %d\n%s\nwant exit %d, the summary and the value observed", code, out, app.ExitFailed)
+	}
+}
+
+// webExercise is an exercise whose checks read the pods: two web pods
+// Running earn full marks.
+const webExercise = `apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: web, title: Two web pods}
+spec:
+  statement: Run two web pods.
+  submission: {kinds: [Deployment]}
+  checks:
+  - name: a web pod runs
+    points: 1
+    hint: create the Deployment
+    explanation: one pod
+    try:
+    - assert: {expr: 'len(pods("app=web")) >= 1'}
+  - name: two web pods run
+    points: 2
+    hint: scale it to two
+    explanation: two replicas
+    try:
+    - assert: {expr: 'len(pods("app=web")) == 2'}
+`
+
+// webPods is the state with n web pods on one ready worker.
+func webPods(n int) assertionstest.State {
+	s := oneReadyWorker
+	for i := range n {
+		s.Pods = append(s.Pods, assertions.Pod{Name: "web-" + string(rune('a'+i)), Labels: map[string]string{"app": "web"}, Phase: "Running"})
+	}
+	return s
+}
+
+// TestGradeOnAFake: kubelab grade of one submission prints the score and
+// each lost point with its reason, and exits failed below the passing
+// score.
+func TestGradeOnAFake(t *testing.T) {
+	h := newFakeHome(t, webPods(1))
+	ex := writeTestFile(t, filepath.Join(t.TempDir(), "web", "exercise.yaml"), webExercise)
+	sub := filepath.Dir(writeTestFile(t, filepath.Join(t.TempDir(), "ada", "web.yaml"), "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"))
+	out, code := h.run(t.Context(), "grade", filepath.Dir(ex), "--submission", sub)
+	if code != app.ExitFailed || !strings.Contains(out, "1/3") || !strings.Contains(out, "two web pods run") || !strings.Contains(out, "scale it to two") {
+		t.Errorf("exit %d\n%s\nwant exit %d, score 1/3, the failed check with its hint", code, out, app.ExitFailed)
+	}
+	if log := h.fc.Log.String(); strings.Count(log, "backend: up") != 1 || !strings.HasSuffix(log, "backend: down") {
+		t.Errorf("the fake clusters' log:\n%s\nwant one cluster booted, and removed after grading", log)
+	}
+}
+
+// TestLiveLoopOnAFake: exercise start, then check --watch, which shows
+// the checks as they are, re-evaluates when the cluster changes, and
+// stops at full marks naming what comes next.
+func TestLiveLoopOnAFake(t *testing.T) {
+	h := newFakeHome(t, webPods(0))
+	ex := filepath.Dir(writeTestFile(t, filepath.Join(t.TempDir(), "web", "exercise.yaml"), webExercise))
+	out, code := h.run(t.Context(), "exercise", "start", ex, "--name", "live")
+	if code != app.ExitPassed || !strings.Contains(out, "Run two web pods.") {
+		t.Fatalf("exercise start: exit %d\n%s", code, out)
+	}
+	out, code = h.run(t.Context(), "check", "--name", "live")
+	if code != app.ExitFailed || !strings.Contains(out, "0/3") {
+		t.Errorf("check before any work: exit %d\n%s\nwant 0/3", code, out)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	var watchOut string
+	go func() {
+		defer close(done)
+		watchOut, code = h.run(ctx, "check", "--watch", "--name", "live")
+	}()
+	// The learner's work arrives in two changes: one pod, then two.
+	time.Sleep(300 * time.Millisecond)
+	h.fc.Set(webPods(1))
+	time.Sleep(300 * time.Millisecond)
+	h.fc.Set(webPods(2))
+	<-done
+	if code != app.ExitPassed || !strings.Contains(watchOut, "3/3") || !strings.Contains(watchOut, "kubelab check --final") {
+		t.Errorf("check --watch: exit %d\n%s\nwant it to end at 3/3 with the next command", code, watchOut)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("check --watch did not end at full marks: %v", ctx.Err())
+	}
+}
