@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"k8s.io/client-go/rest"
+
 	"kubelab.dev/kubelab/cluster/internal/probe"
 )
 
@@ -265,21 +266,15 @@ func (c *Cluster) waitAPIServers(ctx context.Context) error {
 // poll runs check until it passes or ctx ends, backing off from 100ms to
 // 1s; on timeout the error carries the last failure.
 func poll(ctx context.Context, what string, check func(context.Context) error) error {
-	delay := 100 * time.Millisecond
-	for {
+	err := Poll(ctx, 100*time.Millisecond, time.Second, func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		last := check(cctx)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("wait for %s: %w", what, errors.Join(last, ctx.Err()))
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, time.Second)
+		defer cancel()
+		return check(cctx)
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s: %w", what, err)
 	}
+	return nil
 }
 
 func sortedKeys(m map[string]bool) []string {

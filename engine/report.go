@@ -93,7 +93,10 @@ func WriteTimeline(w io.Writer, r *Result) {
 func WriteJSON(w io.Writer, results []*Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"results": results})
+	return enc.Encode(struct {
+		APIVersion string    `json:"apiVersion"`
+		Results    []*Result `json:"results"`
+	}{report.APIVersion, results})
 }
 
 // MarshalJSON writes durations as seconds.

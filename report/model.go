@@ -11,11 +11,25 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"time"
+
+	"kubelab.dev/kubelab/observe"
 )
 
-// The JSON report, as engine.WriteJSON writes it (durations in seconds).
+// APIVersion is the version of the JSON report's shape: engine.WriteJSON
+// writes it and Parse reads it. A report without one was written before
+// reports had versions, in this same shape.
+const APIVersion = "kubelab.dev/report/v1"
+
+// The JSON report, as engine.WriteJSON writes it (durations in seconds):
+// every field it writes has its counterpart here (a test decodes the
+// runner's output strictly into these types).
 type (
-	jsonReport struct {
+	// Report is the whole JSON report.
+	Report struct {
+		// APIVersion is APIVersion.
+		APIVersion string `json:"apiVersion"`
+		// Results are the labs (drills, graded submissions) in order.
 		Results []Lab `json:"results"`
 	}
 
@@ -26,6 +40,7 @@ type (
 		File         string     `json:"file"`
 		Status       string     `json:"status"`
 		Error        string     `json:"error"`
+		Started      time.Time  `json:"started"`
 		Duration     float64    `json:"duration"`
 		BootDuration float64    `json:"bootDuration"`
 		Steps        []Step     `json:"steps"`
@@ -35,6 +50,7 @@ type (
 		Traces       []Trace    `json:"traces"`
 		Scheduling   []Decision `json:"scheduling"`
 		Score        *Score     `json:"score"`
+		Kubeconfig   string     `json:"kubeconfig"`
 	}
 
 	// Score is the score of a graded submission (absent for labs and
@@ -47,24 +63,18 @@ type (
 		NotApplied   []string `json:"notApplied"`
 	}
 
-	// Decision is the scheduler's last cycle for one pod, plugin by plugin.
+	// Decision is the scheduler's last cycle for one pod, plugin by
+	// plugin, as the scheduler recorded it.
 	Decision struct {
-		Pod      string                      `json:"pod"`
-		Profile  string                      `json:"profile"`
-		Result   string                      `json:"result"`
-		Selected string                      `json:"selected"`
-		Filtered map[string]Rejection        `json:"filtered"`
-		Feasible []string                    `json:"feasible"`
-		Scores   map[string]map[string]int64 `json:"scores"`
-		Weights  map[string]int64            `json:"weights"`
-		Total    map[string]int64            `json:"total"`
+		observe.Decision
+		// Best are the nodes with the highest total (several on a tie).
+		Best []string `json:"best"`
+		// Found is false until the scheduler had tried the pod.
+		Found bool `json:"found"`
 	}
 
 	// Rejection is the Filter plugin that ruled a node out, and why.
-	Rejection struct {
-		Plugin string `json:"plugin"`
-		Reason string `json:"reason"`
-	}
+	Rejection = observe.Rejection
 
 	// Step is one step's result.
 	Step struct {
@@ -117,21 +127,18 @@ type (
 	}
 
 	// Hop is one write of a trace.
-	Hop struct {
-		Kind    string  `json:"kind"`
-		Actor   string  `json:"actor"`
-		Verb    string  `json:"verb"`
-		Object  string  `json:"object"`
-		After   float64 `json:"after"`
-		Latency float64 `json:"latency"`
-	}
+	Hop = observe.Hop
 )
 
-// Parse reads a JSON report.
+// Parse reads a JSON report of this APIVersion (or of none: written
+// before reports had versions).
 func Parse(b []byte) ([]Lab, error) {
-	var r jsonReport
+	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("read JSON report: %w", err)
+	}
+	if r.APIVersion != "" && r.APIVersion != APIVersion {
+		return nil, fmt.Errorf("read JSON report: apiVersion %q: this kubelab reads %s", r.APIVersion, APIVersion)
 	}
 	return r.Results, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"kubelab.dev/kubelab/cluster"
@@ -299,17 +300,14 @@ func waitFor(ctx context.Context, what string, check func(context.Context) error
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	var last error
-	for {
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
+		defer ccancel()
 		last = check(cctx)
-		ccancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last check: %v)", what, ctx.Err(), last)
-		case <-time.After(200 * time.Millisecond):
-		}
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s not ready: %w (last check: %v)", what, err, last)
 	}
+	return nil
 }

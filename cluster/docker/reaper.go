@@ -12,6 +12,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // ReaperComponent is the name the reaper runs under: `kubelab component
@@ -54,10 +55,11 @@ func Reap(ctx context.Context, owner, home, name, dir string, ephemeral bool) er
 	defer dc.Close()
 	f := homeFilter(home, name)
 	seen := false
-	for {
+	var removeErr error
+	err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if !ephemeral {
 			if _, err := os.Stat(filepath.Join(dir, readyMarker)); err == nil {
-				return nil // handed over to the user: `kubelab down` removes it
+				return true, nil // handed over to the user: `kubelab down` removes it
 			}
 		}
 		cs, err := dc.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
@@ -65,18 +67,15 @@ func Reap(ctx context.Context, owner, home, name, dir string, ephemeral bool) er
 			if len(cs.Items) > 0 {
 				seen = true
 			} else if seen {
-				return nil // removed by its owner
+				return true, nil // removed by its owner
 			}
 		}
 		if !ownerAlive(owner) {
 			fmt.Fprintf(os.Stderr, "owner %s of cluster %s is gone: removing it\n", owner, name)
-			rerr := RemoveCluster(ctx, dc.Client, home, name)
-			return errors.Join(rerr, os.RemoveAll(dir))
+			removeErr = errors.Join(RemoveCluster(ctx, dc.Client, home, name), os.RemoveAll(dir))
+			return true, nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return false, nil
+	})
+	return errors.Join(removeErr, err)
 }

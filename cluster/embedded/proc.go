@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"kubelab.dev/kubelab/internal/proc"
 )
 
@@ -203,14 +205,11 @@ func procEnv(pid int) map[string]string { return proc.Environ(pid, "KUBELAB_") }
 
 // waitGone waits until pid has exited or ctx ends.
 func waitGone(ctx context.Context, pid int, cluster, component string) error {
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for procAlive(pid, cluster, component) {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s (pid %d) still running: %w", component, pid, ctx.Err())
-		case <-t.C:
-		}
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		return !procAlive(pid, cluster, component), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s (pid %d) still running: %w", component, pid, err)
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"kubelab.dev/kubelab/cluster"
 )
 
 // nodeState is what a lab may change on a node and Down puts back; the
@@ -145,20 +147,16 @@ func (b *Backend) deleteLabelled(ctx context.Context) error {
 	// An apiserver enforces a deleted policy until its informer sees the
 	// deletion: a delete it refuses meanwhile is tried again.
 	deadline := time.Now().Add(admissionSettle)
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+	var final error // a failure not worth a retry
+	err = cluster.Poll(ctx, 100*time.Millisecond, time.Second, func(ctx context.Context) error {
 		errs, refused := b.deletePass(ctx, dyn, kinds)
-		if len(errs) == 0 {
+		if len(errs) > 0 && (!refused || time.Now().After(deadline)) {
+			final = errors.Join(errs...)
 			return nil
 		}
-		if !refused || time.Now().After(deadline) {
-			return errors.Join(errs...)
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(append(errs, ctx.Err())...)
-		case <-time.After(delay):
-		}
-	}
+		return errors.Join(errs...)
+	})
+	return errors.Join(final, err)
 }
 
 // admissionSettle bounds how long Down retries deletes an admission
@@ -218,20 +216,14 @@ func (b *Backend) deleteNamespace(ctx context.Context) error {
 	if err := nsc.Delete(ctx, b.ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete namespace %s: %w", b.ns, err)
 	}
-	var last error
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+	return cluster.Poll(ctx, 100*time.Millisecond, 2*time.Second, func(ctx context.Context) error {
 		n, err := nsc.Get(ctx, b.ns, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil
+		case err == nil:
+			return fmt.Errorf("namespace %s still %s", b.ns, n.Status.Phase)
 		}
-		last = err
-		if err == nil {
-			last = fmt.Errorf("namespace %s still %s", b.ns, n.Status.Phase)
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(last, ctx.Err())
-		case <-time.After(delay):
-		}
-	}
+		return err
+	})
 }

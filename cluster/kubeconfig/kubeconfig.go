@@ -289,36 +289,32 @@ func (b *Backend) healthy(ctx context.Context) error {
 // nodesReady waits until the cluster has nodes and every one is Ready,
 // and notes their cordons, taints and labels.
 func (b *Backend) nodesReady(ctx context.Context) error {
-	var last error
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+	var final error // the cluster will not do: no retry
+	err := cluster.Poll(ctx, 100*time.Millisecond, 2*time.Second, func(ctx context.Context) error {
 		nl, err := b.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		switch {
 		case err != nil:
-			last = fmt.Errorf("list nodes: %w", err)
+			return fmt.Errorf("list nodes: %w", err)
 		case len(nl.Items) == 0:
-			last = errors.New("the cluster has no nodes")
-		default:
-			var notReady []string
-			for i := range nl.Items {
-				if !cluster.NodeUsable(&nl.Items[i]) {
-					notReady = append(notReady, nl.Items[i].Name)
-				}
-			}
-			if len(notReady) == 0 {
-				if want, have := wanted(b.topo), schedulable(nl.Items); have < want {
-					return fmt.Errorf("the run wants %d worker nodes and the cluster of %s has %d that take new pods: %w", want, b.Source(), have, cluster.ErrTopology)
-				}
-				b.noteNodes(nl.Items)
-				return nil
-			}
-			last = fmt.Errorf("nodes not Ready: %s", strings.Join(notReady, ", "))
+			return errors.New("the cluster has no nodes")
 		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(last, ctx.Err())
-		case <-time.After(delay):
+		var notReady []string
+		for i := range nl.Items {
+			if !cluster.NodeUsable(&nl.Items[i]) {
+				notReady = append(notReady, nl.Items[i].Name)
+			}
 		}
-	}
+		if len(notReady) > 0 {
+			return fmt.Errorf("nodes not Ready: %s", strings.Join(notReady, ", "))
+		}
+		if want, have := wanted(b.topo), schedulable(nl.Items); have < want {
+			final = fmt.Errorf("the run wants %d worker nodes and the cluster of %s has %d that take new pods: %w", want, b.Source(), have, cluster.ErrTopology)
+			return nil
+		}
+		b.noteNodes(nl.Items)
+		return nil
+	})
+	return errors.Join(final, err)
 }
 
 // noteNodes records the nodes and sets the topology's node names.
@@ -348,19 +344,14 @@ func (b *Backend) makeNamespace(ctx context.Context) error {
 	default:
 		return fmt.Errorf("create namespace %s: %w", b.ns, err)
 	}
-	var last error
-	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+	err = cluster.Poll(ctx, 50*time.Millisecond, time.Second, func(ctx context.Context) error {
 		_, err := b.cs.CoreV1().ServiceAccounts(b.ns).Get(ctx, "default", metav1.GetOptions{})
-		if err == nil {
-			return nil
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("namespace %s: default ServiceAccount: %w", b.ns, errors.Join(last, ctx.Err()))
-		case <-time.After(delay):
-		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s: default ServiceAccount: %w", b.ns, err)
 	}
+	return nil
 }
 
 // Components lists the nodes and, where the API shows them, the
