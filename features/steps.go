@@ -153,25 +153,11 @@ func (s *scenario) fault(ctx context.Context, action, target string) error {
 			}
 		}
 	}
-	t := &ops.TargetOp{Target: target}
-	op := ops.Operation{}
-	switch action {
-	case "kill":
-		op.Kill = t
-	case "stop":
-		op.Stop = t
-	case "start":
-		op.Start = t
-	case "restart":
-		op.Restart = t
-	case "pause":
-		op.Pause = t
-	case "resume":
-		op.Resume = t
-	default:
-		return fmt.Errorf("unknown fault %q", action)
+	op, err := ops.New(action, &ops.TargetOp{Target: target})
+	if err != nil {
+		return fmt.Errorf("fault: %w", err)
 	}
-	_, err := s.run(ctx, op)
+	_, err = s.run(ctx, op)
 	return err
 }
 

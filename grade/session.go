@@ -195,72 +195,15 @@ func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *v1alpha1.Chec
 	return cr
 }
 
-// describeFailure says what a failed operation wanted and what it saw.
+// describeFailure says what a failed operation wanted and what it saw:
+// the values the engine observed when it has them, else the operation's
+// own wording.
 func (s session) describeFailure(op *ops.Operation, or engine.OpResult) (expected, observed string) {
-	within := op.TimeLimit().String()
-	switch {
-	case op.Wait != nil:
-		expected = fmt.Sprintf("`%s` to hold within %s", op.Wait.Expr, within)
-	case op.Assert != nil && op.Assert.Within.Duration > 0:
-		expected = fmt.Sprintf("`%s` to hold within %s", op.Assert.Expr, op.Assert.Within)
-	case op.Assert != nil:
-		expected = fmt.Sprintf("`%s` to hold", op.Assert.Expr)
-	case op.Error != nil && op.Error.For.Duration > 0:
-		expected = fmt.Sprintf("`%s` to stay false for %s", op.Error.Expr, op.Error.For)
-	case op.Error != nil:
-		expected = fmt.Sprintf("`%s` to be false", op.Error.Expr)
-	case op.Kubectl != nil:
-		expected = commandExpectation("kubectl "+strings.Join(op.Kubectl.Args, " "), op.Kubectl.ExpectError, op.Kubectl.ExpectOutput)
-	case op.Script != nil:
-		expected = commandExpectation(op.Script.Command, op.Script.ExpectError, op.Script.ExpectOutput)
-	default:
-		expected = op.Summary() + " to succeed"
-	}
-	if op.Description != "" && !strings.HasPrefix(expected, op.Description) {
-		expected = op.Description + ": " + expected
-	}
-	switch {
-	case len(or.Observed) > 0:
+	expected, observed = op.Describe(or.Error, or.Output, s.explainArgs)
+	if len(or.Observed) > 0 {
 		observed = strings.TrimRight(assertions.String(or.Observed), "\n")
-	case (op.Wait != nil || op.Assert != nil) && strings.HasSuffix(or.Error, context.DeadlineExceeded.Error()):
-		observed = op.Compiled().Source + " = false at every evaluation" + s.explainArgs(op.Compiled().Source)
-	case op.Wait != nil || op.Assert != nil:
-		observed = op.Compiled().Source + " = false" + s.explainArgs(op.Compiled().Source)
-	case op.Error != nil && strings.Contains(or.Error, "it held"):
-		observed = op.Error.Expr + " = true" + s.explainArgs(op.Error.Expr)
-	case op.Kubectl != nil || op.Script != nil:
-		what := ""
-		if op.Kubectl != nil {
-			what = "kubectl " + strings.Join(op.Kubectl.Args, " ")
-		} else {
-			what = op.Script.Command
-		}
-		first, _, _ := strings.Cut(strings.TrimPrefix(or.Error, what), ";")
-		first = strings.TrimPrefix(first, ": ")
-		if strings.HasPrefix(first, " succeeded") {
-			first = "it succeeded"
-		}
-		out := strings.TrimSpace(or.Output)
-		if out == "" {
-			out = "(none)"
-		}
-		observed = first + "; output: " + out
-	default:
-		observed = or.Error
 	}
 	return expected, observed
-}
-
-func commandExpectation(cmd string, expectError bool, expectOutput string) string {
-	verb := "to succeed"
-	if expectError {
-		verb = "to fail"
-	}
-	s := fmt.Sprintf("`%s` %s", cmd, verb)
-	if expectOutput != "" {
-		s += fmt.Sprintf(" with output matching /%s/", expectOutput)
-	}
-	return s
 }
 
 // explainArgs shows the collection a failed all/any/none/one/filter/count

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -262,4 +263,24 @@ func OperationKinds() []string {
 func yamlName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 	return name
+}
+
+// New is the operation of the given kind (its key in a lab file, e.g.
+// kill) with body spec (e.g. a *TargetOp): how code, not a file, makes
+// an operation of a kind it names.
+func New(kind string, spec any) (Operation, error) {
+	var o Operation
+	v := reflect.ValueOf(&o).Elem()
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if !f.IsExported() || f.Type.Kind() != reflect.Pointer || yamlName(f) != kind {
+			continue
+		}
+		sv := reflect.ValueOf(spec)
+		if sv.Type() != f.Type {
+			return o, fmt.Errorf("operation %s takes a %s, not a %T", kind, f.Type, spec)
+		}
+		v.FieldByIndex(f.Index).Set(sv)
+		return o, nil
+	}
+	return o, fmt.Errorf("unknown operation %q", kind)
 }

@@ -1,0 +1,78 @@
+package repo
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// layers are kubelab's packages from the top down (see the README's
+// table): a package may import its own layer and those below it, never
+// one above. A prefix matches a package and those under it.
+var layers = [][]string{
+	{"cmd"},
+	{"ui", "grade", "features", "bench"},
+	{"engine"},
+	{"load"},
+	{"api"},
+	{"ops"},
+	{"assertions"},
+	{"cluster", "report", "observe", "internal", "curriculum", "schema", "labs", "exercises", "images", ""},
+}
+
+const module = "kubelab.dev/kubelab"
+
+// layerOf is the index in layers of a package of this module.
+func layerOf(pkg string) int {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+	for i, l := range layers {
+		for _, p := range l {
+			if p == "" && rel == "" || p != "" && (rel == p || strings.HasPrefix(rel, p+"/")) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// TestLayers: no package imports one of a layer drawn above its own
+// (go list's imports, tests excluded), and the wire format does not
+// import the engine.
+func TestLayers(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "../../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		from := layerOf(p.ImportPath)
+		if from < 0 {
+			t.Errorf("%s is in no layer: add it to layers", p.ImportPath)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			if to := layerOf(imp); to < from {
+				t.Errorf("%s (layer %v) imports %s, of a layer above it (%v)", p.ImportPath, layers[from], imp, layers[to])
+			}
+			if strings.HasPrefix(p.ImportPath, module+"/api/") && strings.HasPrefix(imp, module+"/engine") {
+				t.Errorf("the wire format %s imports the engine (%s)", p.ImportPath, imp)
+			}
+		}
+	}
+	if seen < 20 {
+		t.Fatalf("go list listed %d packages", seen)
+	}
+}
