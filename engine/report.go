@@ -183,6 +183,15 @@ func WriteJUnit(w io.Writer, results []*Result) error {
 			}
 			s.AddCase(c)
 		}
+		if r.Drill != nil && r.Drill.Answered {
+			for _, kp := range r.Drill.KeyPoints {
+				c := report.JUnitCase{Name: "key point: " + kp.Point, Classname: r.Lab + ".answer", SystemOut: strings.Join(kp.Evidence, "\n")}
+				if !kp.Made {
+					c.Failure = &report.JUnitFailure{Message: "the answer did not make this point (missing: " + strings.Join(kp.Missing, ", ") + ")", Type: "KeyPointMissed"}
+				}
+				s.AddCase(c)
+			}
+		}
 		all.AddSuite(s)
 	}
 	return all.Write(w)

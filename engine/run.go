@@ -121,6 +121,37 @@ type Result struct {
 	Score *GradeScore `json:"score,omitempty"`
 	// Kubeconfig of a cluster kept after failure.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Drill is set on the last scenario of an interview drill: the
+	// question, the learner's answer, the model answer, and how the
+	// answer fared on each key point with the cluster's evidence.
+	Drill *DrillAnswer `json:"drill,omitempty"`
+}
+
+// DrillAnswer is an interview drill's question and answers in a report.
+type DrillAnswer struct {
+	Question string `json:"question"`
+	// Answered is set when the learner was asked (or gave --answer-file):
+	// only then do the key points count as made or missed.
+	Answered    bool   `json:"answered"`
+	Answer      string `json:"answer"`
+	ModelAnswer string `json:"modelAnswer"`
+	// KeyPoints are the drill's key points, each made or missed by Answer.
+	KeyPoints []KeyPointScore `json:"keyPoints"`
+}
+
+// KeyPointScore is how an answer fared on one key point of a drill.
+type KeyPointScore struct {
+	// Point is the key point's statement.
+	Point string `json:"point"`
+	// Made says whether the answer made it.
+	Made bool `json:"made"`
+	// By is the sentence of the answer that made it ("" when missed).
+	By string `json:"by,omitempty"`
+	// Missing are the terms that would have made it: the first of each
+	// group of terms the answer lacked.
+	Missing []string `json:"missing,omitempty"`
+	// Evidence is what the cluster showed of the point in this run.
+	Evidence []string `json:"evidence,omitempty"`
 }
 
 // GradeScore is the score line of a graded submission in a lab report

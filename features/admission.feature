@@ -23,6 +23,19 @@ Feature: Admission: validation and policies
     new policy takes effect within a second or so, not at the instant it is
     created.
 
+  Key points:
+    - A write passes authentication, authorization, mutating admission, schema validation and validating admission before it reaches etcd.
+      terms: authenticat, authn, 认证 | authoriz, authz, rbac, 授权 | mutating, mutation, 变更准入, 修改 | validat, 校验, 验证
+      evidence: timeline step
+    - Strict field validation rejects an unknown or misspelt field before any admission runs.
+      terms: unknown field, misspelt, misspelled, typo, strict, 未知字段, 拼写 | reject, refuse, 拒绝
+    - A rule such as "at most 5 replicas" is a ValidatingAdmissionPolicy: a CEL expression inside the apiserver, no webhook.
+      terms: validatingadmissionpolicy, admission policy, cel, 准入策略 | cel, expression, 表达式
+    - The policy acts through a binding (Deny, Warn or Audit) and must match the scale subresource too.
+      terms: binding, validatingadmissionpolicybinding, 绑定 | scale, subresource, 子资源
+    - A new policy takes effect within about a second, once every apiserver's informer has it.
+      terms: informer, a second, second or so, not at once, not immediately, 一秒, 生效
+
   Scenario: A policy caps replicas; schema validation catches the rest
     Given a lab cluster
     When I apply:

@@ -18,6 +18,16 @@ Feature: Affinity: required and preferred, IgnoredDuringExecution
     (the descheduler, not the scheduler, would move it).
     topologySpreadConstraints express "spread evenly" more directly.
 
+  Key points:
+    - nodeSelector and required node affinity are filters: a Pod no node passes stays Pending.
+      terms: nodeselector, required, 硬性, 必须 | filter, pending, 过滤
+    - Preferred affinity only adds weight when nodes are scored.
+      terms: preferred, soft, 软性, 偏好 | score, weight, 打分, 权重
+    - Pod affinity and anti-affinity look at the Pods in a topology domain given by topologyKey.
+      terms: anti-affinity, anti affinity, antiaffinity, pod affinity, 反亲和 | topologykey, topology key, hostname, zone, 拓扑
+    - IgnoredDuringExecution: the rules are checked only at scheduling, a running Pod is not moved when labels change.
+      terms: ignoredduringexecution, ignored during execution, only when scheduled, only at scheduling, keeps running, not moved, not evicted, 不会驱逐, 不影响已运行
+
   Scenario: One replica per node, the rest Pending, and nothing moves on relabelling
     Given a lab cluster:
       """

@@ -29,6 +29,19 @@ Feature: What happens when the apiserver dies
     and watches again, and the controllers reconcile to the desired state,
     so work requested afterwards happens right away.
 
+  Key points:
+    - Running Pods keep running: kubelets and kube-proxy's rules carry on without the apiserver.
+      terms: running pods, pods keep running, containers keep running, 继续运行 | not affected, unaffected, keep running, keeps them going, 不受影响, 继续运行
+    - Nothing can be created, changed or deleted: every write fails.
+      terms: write, create, changed, 写入, 创建 | fail, 失败, nothing can
+    - Controllers and the scheduler can neither watch nor write, so nothing is scheduled or replaced.
+      terms: controller, scheduler, 控制器, 调度器 | watch, scheduled, replaced, 调度, 监听
+    - The scheduler and controller-manager lose their leader Lease after renewDeadline and exit; they take it again once the apiserver is back.
+      terms: lease, leader, 租约, 领导 | renewdeadline, renew deadline, give up, exit, restart, 退出, 重启
+      evidence: timeline lease
+    - Once the apiserver is back, clients list and watch again and controllers reconcile.
+      terms: reconcile, catch up, list and watch, relist, 调谐, 重新
+
   Scenario: Kill the only apiserver, then start it again
     The expressions read the cluster through informers, which keep their
     cache while the apiserver is gone: that is the last known state. Nothing

@@ -22,6 +22,17 @@ Feature: HA apiservers behind a load balancer
     watch streams pass through untouched. /livez says "restart me if
     failing", /readyz says "send me traffic", /healthz is the older form.
 
+  Key points:
+    - The apiserver is stateless: all state is in etcd, so several can run side by side.
+      terms: stateless, all state is in etcd, 无状态 | etcd
+    - Run several behind a load balancer that every client points at.
+      terms: load balancer, haproxy, nlb, 负载均衡
+    - When one dies the balancer's health check takes it out of rotation; clients retry and re-establish watches.
+      terms: health check, readyz, out of rotation, 健康检查 | retry, re-establish, reconnect, other apiserver, 重试, 重连
+      evidence: timeline fault
+    - The balancer is L4 (TCP): TLS stays end to end and watch streams pass through.
+      terms: l4, tcp, layer 4, 四层 | tls, end to end, client certificate, 证书
+
   Scenario: Kill one of two apiservers
     Given a lab cluster with 2 apiservers and 2 workers
     Then the expression "len(apiservers()) == 2 && all(apiservers(), .ready)" holds within 30s

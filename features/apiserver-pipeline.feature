@@ -21,6 +21,19 @@ Feature: The apiserver request pipeline
     admission annotations and the response code, which is how you tell the
     stages apart after the fact.
 
+  Key points:
+    - Authentication comes first: who is it (certificate, token); failing it is 401.
+      terms: authenticat, authn, 认证 | 401, unauthorized, who
+    - Authorization next: may they do this verb on this resource (RBAC); refused is 403 Forbidden.
+      terms: authoriz, authz, rbac, 授权, 鉴权 | 403, forbidden, 禁止
+      evidence: timeline step
+    - Then mutating admission, schema validation (422 Invalid) and validating admission, and only then etcd.
+      terms: mutating, 变更 | validat, 校验, 验证 | etcd
+    - A request stopped at a stage never reaches the next one.
+      terms: never reaches, stops, stopped, does not reach, 不会到达, 停止, 短路
+    - The audit log records every request with its user, decision and response code.
+      terms: audit, 审计
+
   Scenario: One request refused at each stage, read back from the audit log
     Given a lab cluster
     When I apply:

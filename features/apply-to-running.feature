@@ -35,6 +35,20 @@ Feature: kubectl apply to a Running Pod, hop by hop
     desired with actual state, act on the difference. The whole chain takes
     from under a second to tens of seconds, mostly image pulls.
 
+  Key points:
+    - The apiserver runs its pipeline (authentication, authorization, admission, validation) and writes the Deployment to etcd.
+      terms: apiserver, api server | etcd
+    - Controllers watch, not call: the Deployment controller makes a ReplicaSet, the ReplicaSet controller makes the Pods.
+      terms: replicaset, 副本集 | controller, 控制器 | watch, 监听
+      evidence: timeline object
+    - The scheduler filters and scores nodes and binds each Pod (spec.nodeName).
+      terms: scheduler, 调度器 | bind, nodename, 绑定
+    - The kubelet asks the runtime over CRI for a sandbox (pause) and the containers, then reports Running.
+      terms: kubelet | cri, containerd, runtime, sandbox, pause, 运行时, 沙箱
+      evidence: timeline pod
+    - The EndpointSlice controller and kube-proxy make the Service reach the ready Pods.
+      terms: endpointslice, endpoint, 端点 | kube-proxy, iptables, ipvs
+
   Scenario: A Deployment of 3 replicas behind a Service
     Each step waits for one hop; the timeline shows when each one happened.
     The simulated kubelets pull no images, so their hop takes milliseconds.

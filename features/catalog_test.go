@@ -147,12 +147,16 @@ func TestExpandAndUnquote(t *testing.T) {
 }
 
 func TestDescriptionConvention(t *testing.T) {
-	q, a, err := splitDescription("  Question: Why?\n  Really?\n\n  Model answer:\n    Because.\n\n    Indeed.\n")
-	if err != nil || q != "Why?\nReally?" || a != "Because.\n\nIndeed." {
-		t.Errorf("splitDescription = %q, %q, %v", q, a, err)
+	q, a, k, err := splitDescription("  Question: Why?\n  Really?\n\n  Model answer:\n    Because.\n\n    Indeed.\n")
+	if err != nil || q != "Why?\nReally?" || a != "Because.\n\nIndeed." || k != "" {
+		t.Errorf("splitDescription = %q, %q, %q, %v", q, a, k, err)
+	}
+	q, a, k, err = splitDescription("  Question: Why?\n\n  Model answer:\n    Because.\n\n  Key points:\n    - It is.\n      terms: because\n")
+	if err != nil || q != "Why?" || a != "Because." || k != "\n  - It is.\n    terms: because" {
+		t.Errorf("with key points: splitDescription = %q, %q, %q, %v", q, a, k, err)
 	}
 	for _, bad := range []string{"", "Why?\nModel answer: x", "Question: Why?", "Question: \nModel answer:\n"} {
-		if _, _, err := splitDescription(bad); err == nil {
+		if _, _, _, err := splitDescription(bad); err == nil {
 			t.Errorf("splitDescription(%q): want an error", bad)
 		}
 	}

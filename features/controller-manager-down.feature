@@ -19,6 +19,17 @@ Feature: Controllers are level-triggered
     dropped watch events, restarts and leader changes: the next pass always
     converges on the latest desired state.
 
+  Key points:
+    - The apiserver accepts the change: it only stores the desired state.
+      terms: desired state, desired, stores, accept, 期望状态, 存储
+    - Nothing happens while the controllers are down: they run in kube-controller-manager.
+      terms: controller-manager, controller manager, kube-controller-manager, 控制器管理器 | nothing happens, no new pods, not created, 不会创建, 没有
+    - Controllers are level-triggered: they do not replay missed events, they compare desired with observed state.
+      terms: level-triggered, level triggered, level based, 水平触发 | compare, desired, observed, actual, difference, 比较, 差异
+    - When the controller-manager comes back, it lists the current state and catches up within seconds.
+      terms: catch up, caught up, reconcile, list, 追上, 调谐
+      evidence: timeline pod
+
   Scenario: Scale a Deployment while every controller-manager is stopped
     Leader election is shortened to lease duration 4s, renew deadline 3s
     and retry period 1s, so the restarted controller-manager leads quickly.

@@ -15,6 +15,17 @@ Feature: Deployment rolling update and rollback
     ReplicaSet controller only ever keeps its own count of Pods matching
     its selector; it knows nothing of rollouts.
 
+  Key points:
+    - A template change makes a new ReplicaSet that is scaled up while the old one is scaled down.
+      terms: new replicaset, replicaset, 副本集 | scale, scaled, 扩缩
+      evidence: timeline object
+    - maxSurge and maxUnavailable bound the rolling update, so the service keeps running.
+      terms: maxsurge, maxunavailable, max surge, max unavailable, 最大
+    - Each ReplicaSet is a revision; old ones stay at 0 replicas up to revisionHistoryLimit.
+      terms: revision, 版本, 修订
+    - Rollback (kubectl rollout undo) scales the previous ReplicaSet up again.
+      terms: rollout undo, undo, rollback, roll back, 回滚
+
   Scenario: Update the image, then roll back
     Given a lab cluster with 2 workers
     When I apply:

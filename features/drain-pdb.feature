@@ -22,6 +22,19 @@ Feature: Cordon and drain with a PodDisruptionBudget
     scale-downs), not against node crashes; a PDB that allows no
     disruptions (minAvailable equal to replicas) blocks a drain forever.
 
+  Key points:
+    - Cordon marks the node unschedulable; running Pods stay.
+      terms: cordon, unschedulable, 不可调度, 封锁
+    - Drain evicts the Pods through the Eviction API, not plain deletes.
+      terms: evict, eviction, 驱逐
+    - The apiserver allows an eviction only while the PodDisruptionBudget has disruptions to spare; otherwise 429 and drain retries.
+      terms: poddisruptionbudget, pdb, disruption budget, 中断预算 | 429, too many requests, retry, retries, wait, spare, allowed, 重试, 等待
+      evidence: timeline pod
+    - The ReplicaSet replaces evicted Pods on other nodes, so the budget frees up one Pod at a time.
+      terms: replace, replacement, another node, other node, 替换, 其他节点
+    - Budgets protect against voluntary disruptions only, not node crashes.
+      terms: voluntary, 自愿
+
   Scenario: Drain the node that runs every replica, under minAvailable 2
     The other workers are cordoned while the Deployment starts, so all 3
     replicas run on worker-1; the check of ready Pods runs in the background

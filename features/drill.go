@@ -31,6 +31,10 @@ type Drill struct {
 	Question string
 	// ModelAnswer is the description's "Model answer:" section.
 	ModelAnswer string
+	// KeyPoints are the points of the "Key points:" section, after the
+	// model answer: what a good answer makes, how to tell, and what the
+	// cluster shows of each (none for a drill without the section).
+	KeyPoints []KeyPoint
 	// Scenarios are the feature's scenarios, in file order.
 	Scenarios []ScenarioDoc
 	// Topics are the course topics the drill practises: its Feature's
@@ -116,9 +120,16 @@ func loadDrill(path string) (*Drill, error) {
 			d.Topics = append(d.Topics, tag)
 		}
 	}
-	d.Question, d.ModelAnswer, err = splitDescription(doc.Feature.Description)
+	var points string
+	d.Question, d.ModelAnswer, points, err = splitDescription(doc.Feature.Description)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("%s:%d: %w", path, doc.Feature.Location.Line, err))
+	}
+	if points != "" {
+		line := headingLine(src, KeyPointsHeading)
+		if d.KeyPoints, err = parseKeyPoints(points, line); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %s: %w", path, KeyPointsHeading, err))
+		}
 	}
 	lines := map[string]int64{}
 	for _, c := range doc.Feature.Children {
@@ -164,21 +175,36 @@ func loadDrill(path string) (*Drill, error) {
 	return d, errors.Join(errs...)
 }
 
-// splitDescription cuts a feature description into its question and model
-// answer.
-func splitDescription(desc string) (question, answer string, err error) {
+// splitDescription cuts a feature description into its question, model
+// answer and key points (the text of the section, "" when none).
+func splitDescription(desc string) (question, answer, points string, err error) {
 	text := dedent(desc)
 	qi := strings.Index(text, QuestionHeading)
 	ai := strings.Index(text, "\n"+ModelAnswerHeading)
 	if qi != 0 || ai < 0 {
-		return "", "", fmt.Errorf("the Feature description must start with %q and have a line starting with %q (see features/README.md)", QuestionHeading, ModelAnswerHeading)
+		return "", "", "", fmt.Errorf("the Feature description must start with %q and have a line starting with %q (see features/README.md)", QuestionHeading, ModelAnswerHeading)
 	}
 	question = strings.TrimSpace(text[len(QuestionHeading):ai])
-	answer = dedent(strings.TrimPrefix(text[ai+1:], ModelAnswerHeading))
-	if question == "" || answer == "" {
-		return "", "", errors.New("empty question or model answer")
+	rest := text[ai+1:]
+	if ki := strings.Index(rest, "\n"+KeyPointsHeading); ki >= 0 {
+		rest, points = rest[:ki], rest[ki+1+len(KeyPointsHeading):]
 	}
-	return question, answer, nil
+	answer = dedent(strings.TrimPrefix(rest, ModelAnswerHeading))
+	if question == "" || answer == "" {
+		return "", "", "", errors.New("empty question or model answer")
+	}
+	return question, answer, points, nil
+}
+
+// headingLine is the 1-based line of the first line of src that is
+// heading once trimmed (0 when none).
+func headingLine(src []byte, heading string) int {
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.TrimSpace(l) == heading {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // dedent removes the indentation common to the non-blank lines of s and

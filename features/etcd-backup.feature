@@ -24,6 +24,18 @@ Feature: etcd backup and restore
     --auto-compaction-retention) decides how much history a snapshot
     carries.
 
+  Key points:
+    - A snapshot is one member's database copied at one revision.
+      terms: snapshot, 快照 | revision, database, bbolt, key space, 版本, 数据库
+    - Restoring makes a new etcd cluster: every member restores the same snapshot, with new member and cluster IDs.
+      terms: restore, 恢复 | new cluster, new member, cluster id, initial-cluster-token, 新集群
+    - Everything written after the snapshot is lost, everything deleted after it is back.
+      terms: written after, lost, gone, 丢失 | deleted after, is back, comes back, 回来
+    - Bump the revision and mark it compacted, so watchers relist (410 Gone) instead of resuming from revisions that now mean other writes.
+      terms: bump-revision, bump revision, mark-compacted, mark compacted, 410, relist
+    - Stop the apiservers before the restore and start them after.
+      terms: stop the apiserver, stop apiserver, apiservers before, 停止 apiserver, 停止
+
   Scenario: Restore a snapshot over later writes and deletes
     Given a lab cluster with 3 etcd members
     And within 30s the etcd cluster has quorum

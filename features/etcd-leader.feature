@@ -25,6 +25,23 @@ Feature: etcd leader failover
     restarts it sees the higher term, rejoins as a follower and catches up
     from the leader's log (or a snapshot).
 
+  Key points:
+    - A write is committed once a majority of the members has it, and only then acknowledged.
+      terms: majority, quorum, 2 of 3, 多数, 法定人数 | commit, acknowledg, 提交, 确认
+    - Followers that hear no heartbeat for an election timeout start an election in a higher term.
+      terms: election timeout, heartbeat, 选举超时, 心跳 | term, 任期
+      evidence: timeline etcd-term
+    - A follower becomes leader within about one election timeout, and writes work again within seconds.
+      terms: new leader, becomes leader, elected, 新的领导者, 新 leader, 选出 | second, 秒
+      evidence: recovery
+    - Nothing acknowledged is lost: every acknowledged write is already on a majority.
+      terms: nothing acknowledged is lost, not lost, no data loss, nothing is lost, 不会丢失, 不丢
+    - 3 members tolerate 1 failure, 5 tolerate 2; an even count adds nothing.
+      terms: tolerate, tolerance, 容忍, 容错 | even, odd, 偶数, 奇数
+    - The old leader rejoins as a follower when it sees the higher term, and catches up.
+      terms: rejoin, follower, 跟随者, 重新加入 | catch, 追上, 同步
+      evidence: raft.leader != etcdBefore.leader
+
   Scenario: Kill the leader of a 3-member etcd cluster
     The timeline shows the kill, the moment the cluster had no leader, and
     the new leader in a higher term.

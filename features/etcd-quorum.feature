@@ -25,6 +25,20 @@ Feature: etcd quorum lost and regained
     snapshot save / restore) into a new cluster. This is why you run 3 or 5
     members (tolerating 1 or 2 failures), on fast disks, and back them up.
 
+  Key points:
+    - Raft needs a majority (quorum, N/2 + 1) to elect a leader and commit anything.
+      terms: majority, quorum, n/2 + 1, 多数, 法定人数
+    - With 2 of 3 members gone there is no leader, and every write fails or times out.
+      terms: no leader, without a leader, cannot elect, 没有领导者, 无主 | write, 写
+      evidence: timeline etcd-leader
+    - Running Pods keep running, but the control plane is frozen.
+      terms: running pods, pods keep running, 继续运行 | frozen, nothing can be created, 冻结
+    - Nothing acknowledged is lost; when the members return they elect a leader and the data is there.
+      terms: nothing acknowledged is lost, not lost, nothing is lost, 不会丢失 | elect, 选举
+      evidence: recovery
+    - A write that timed out is unknown, not failed: retry idempotently.
+      terms: timeout, timed out, 超时 | unknown, maybe, idempotent, 未知, 幂等
+
   Scenario: Kill two of three members, then start them again
     The write during the outage waits until the survivor has stepped down
     (no leader), so it is refused for sure rather than left in doubt.

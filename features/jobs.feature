@@ -15,6 +15,17 @@ Feature: Jobs run Pods to completion
     TTL-after-finished controller deletes the Job, and its Pods with it,
     that long after it finished. A CronJob creates Jobs on a schedule.
 
+  Key points:
+    - A Job runs Pods until a number of them (completions) have succeeded, parallelism at a time.
+      terms: completion, 完成数 | parallelism, 并行
+    - Its Pods use restartPolicy Never or OnFailure; a Deployment's run forever.
+      terms: restartpolicy, restart policy, never, onfailure, 重启策略
+    - A failed Pod is replaced until backoffLimit failures, then the Job fails (BackoffLimitExceeded).
+      terms: backofflimit, backoff limit, back-off, 重试次数
+    - When done the Job gets the Complete condition; ttlSecondsAfterFinished deletes it later.
+      terms: complete, 完成 | ttlsecondsafterfinished, ttl
+      evidence: timeline pod
+
   Scenario: Four completions, two at a time, then cleaned up
     On simulated nodes a Job's Pod succeeds a moment after it starts.
 

@@ -23,6 +23,19 @@ Feature: Scheduler and controller-manager leader election
     leaders under load. etcd does not use Leases: it elects its leader with
     Raft.
 
+  Key points:
+    - One instance leads, chosen through a Lease in kube-system; the others stand by.
+      terms: lease, 租约 | leader, standby, 领导者, 备用
+    - The holder renews every retryPeriod and gives up after renewDeadline; a standby takes the Lease once it is leaseDuration old.
+      terms: leaseduration, lease duration, renewdeadline, renew deadline, retryperiod, retry period, 租约时长
+    - A killed leader cannot release the Lease, so failover takes about leaseDuration (15s by default).
+      terms: 15s, 15 s, 15 seconds, about leaseduration, lease duration, 15 秒, 15秒 | failover, take over, takes over, 接管, 故障转移
+      evidence: recovery
+    - Nothing is lost: the new leader lists the current state and reconciles.
+      terms: reconcile, level-triggered, level triggered, lists the current, 调谐, 水平触发
+    - etcd does not use Leases: it elects its leader with Raft.
+      terms: raft
+
   Scenario: Kill the scheduler leader, then the controller-manager leader
     The cluster shortens leader election to lease duration 4s, renew
     deadline 3s and retry period 1s (upstream 15s, 10s and 2s), so each

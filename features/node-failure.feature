@@ -25,6 +25,20 @@ Feature: A node dies
     the node returns, its Lease is renewed, Ready turns True and the taints
     are removed.
 
+  Key points:
+    - The kubelet proves it is alive by renewing its Lease in kube-node-lease and by its NodeStatus.
+      terms: lease, heartbeat, 租约, 心跳 | kubelet
+    - After node-monitor-grace-period without news the node goes NotReady (Unknown) and is tainted unreachable.
+      terms: grace period, node-monitor-grace-period, 宽限期 | notready, not ready, unknown, unreachable, 不可达
+      evidence: timeline node
+    - Pods tolerate the unreachable NoExecute taint for tolerationSeconds (300), then they are evicted.
+      terms: tolerationseconds, toleration seconds, 300, 容忍时间 | evict, 驱逐, deleted
+    - The ReplicaSet creates replacements on healthy nodes; the old Pods stay Terminating until the kubelet returns.
+      terms: replacement, replace, 替换 | terminating, 终止
+      evidence: timeline pod
+    - Shorter tolerationSeconds and several replicas spread across nodes make failover faster.
+      terms: shorter, faster, 缩短, 更快 | replicas, spread, 副本, 分散
+
   Scenario: worker-2 stops heartbeating
     This cluster shortens the timings: node monitor grace period 8s
     (upstream 40s to 50s) and toleration seconds 10s (upstream 300s), so the

@@ -17,6 +17,19 @@ Feature: PriorityClass and preemption
     system-cluster-critical and system-node-critical are the built-in
     classes for the control plane's own Pods.
 
+  Key points:
+    - A PriorityClass gives Pods a priority that orders the scheduling queue.
+      terms: priorityclass, priority class, 优先级类 | queue, order, higher first, 队列, 优先
+    - When a Pod fits nowhere, preemption (DefaultPreemption in PostFilter) evicts lower-priority Pods to make room.
+      terms: preempt, 抢占 | lower priority, lower-priority, 低优先级
+      evidence: timeline pod
+    - The victims are the fewest and lowest-priority Pods, respecting PodDisruptionBudgets when it can.
+      terms: fewest, victim, 最少, 牺牲 | disruption budget, poddisruptionbudget, pdb
+    - The preemptor gets nominatedNodeName and is scheduled when the room is free.
+      terms: nominatednodename, nominated node, 提名
+    - Equal or higher priority Pods are never victims; preemptionPolicy Never waits instead.
+      terms: never, equal, 不会 | preemptionpolicy, preemption policy, 抢占策略
+
   Scenario: A high-priority Pod preempts a low-priority one on a full node
     Given a lab cluster:
       """

@@ -21,6 +21,18 @@ Feature: RBAC: who may do what
     is enough; over-broad bindings are a classic security hole, missing
     ones a classic outage.
 
+  Key points:
+    - Authentication says who asks; authorization (RBAC) decides what they may do.
+      terms: authenticat, authn, 认证 | authoriz, 授权
+    - RBAC only allows: there are no deny rules, anything not granted is forbidden.
+      terms: only allow, no deny, not granted is forbidden, default deny, 只允许, 没有拒绝, 默认拒绝
+    - A Role lists verbs on resources in a namespace; a ClusterRole does so cluster-wide.
+      terms: role, 角色 | verb, get, list, watch, 动词
+    - A RoleBinding grants a Role to subjects such as a ServiceAccount; a ClusterRoleBinding everywhere.
+      terms: rolebinding, role binding, 角色绑定 | serviceaccount, service account, subject, 服务账号
+    - Check with kubectl auth can-i (impersonating with --as), and follow least privilege.
+      terms: auth can-i, can-i, can i, subjectaccessreview | least privilege, 最小权限
+
   Scenario: A ServiceAccount that may read Pods but not delete them
     Given a lab cluster
     When I apply:

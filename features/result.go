@@ -102,6 +102,7 @@ func (r Report) Result() *engine.Result {
 		Lab: feature + "/" + slug(r.Scenario), Title: r.Scenario, File: r.Feature, Status: engine.Passed,
 		Started: r.Started, Duration: r.Duration, BootDuration: r.BootDuration, Steps: r.Steps,
 		Timeline: r.Timeline, Recovery: r.Recovery, Traces: r.Traces, Scheduling: r.Scheduling, Kubeconfig: r.Kubeconfig,
+		Drill: r.Drill,
 	}
 	if r.Err != nil {
 		res.Status, res.Error = engine.Failed, r.Err.Error()

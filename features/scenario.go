@@ -36,6 +36,11 @@ type Library struct {
 	// OnScenario, when set, is called after each scenario with what
 	// happened, before its cluster is torn down.
 	OnScenario func(Report)
+	// Evidence are expressions read at the end of each scenario, before
+	// its cluster is torn down (the key points' evidence): their values
+	// go to Report.Evidence; one the scenario cannot evaluate (a name it
+	// never recorded) is left out.
+	Evidence []string
 }
 
 // Report is what happened in one scenario.
@@ -67,6 +72,12 @@ type Report struct {
 	Scheduling []assertions.Scheduling
 	// Kubeconfig of the cluster kept after a failure.
 	Kubeconfig string
+	// Evidence are the values of Library.Evidence's expressions at the
+	// scenario's end, by expression.
+	Evidence map[string]string
+	// Drill is set (by kubelab drill) on a drill's last scenario: its
+	// question, the learner's answer and the key points' scores.
+	Drill *engine.DrillAnswer
 }
 
 // scenario is the state of one running scenario; it travels in the
@@ -204,6 +215,7 @@ func (l *Library) after(ctx context.Context, p *godog.Scenario, err error) (cont
 	}
 	rep.Timeline, rep.Recovery, rep.BootDuration = s.sess.Timeline(), s.sess.Recovery(), s.sess.BootDuration()
 	rep.Traces, rep.Scheduling = s.sess.Traces(ctx), s.sess.Scheduling()
+	rep.Evidence = s.evidence(l.Evidence)
 	keep := l.KeepOnFailure && rep.Err != nil
 	kc, cerr := s.sess.Close(context.WithoutCancel(ctx), keep)
 	if cerr != nil {

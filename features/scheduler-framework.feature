@@ -24,6 +24,19 @@ Feature: The scheduling framework: Filter, Score, weights and profiles
     plugins and passes arguments: NodeResourcesFit's scoringStrategy
     MostAllocated packs Pods onto the fullest node that fits.
 
+  Key points:
+    - Filter plugins rule nodes out, each with a reason (TaintToleration, NodeResourcesFit...).
+      terms: filter, 过滤 | taint, resource, reason, 污点, 资源, 原因
+    - If no node is left the Pod stays Pending with FailedScheduling, after PostFilter tried preemption.
+      terms: pending, failedscheduling, 挂起 | postfilter, preempt, 抢占
+    - Score plugins score each feasible node 0-100, multiplied by their weights; the highest sum wins.
+      terms: score, 打分, 评分 | weight, 权重 | highest, sum, total, 最高, 总分
+      evidence: timeline pod
+    - Bind writes the chosen node (pods/binding) after Reserve, Permit and PreBind.
+      terms: bind, 绑定
+    - A KubeSchedulerConfiguration profile changes weights and plugins (MostAllocated packs Pods).
+      terms: kubeschedulerconfiguration, profile, 配置 | mostallocated, most allocated, pack, 打包, 装箱
+
   Scenario: Each rejected node has its plugin and reason; the bound node has the highest total
     Given a lab cluster:
       """

@@ -22,6 +22,17 @@ Feature: Taints: NoSchedule, PreferNoSchedule and NoExecute
     with NoSchedule to keep workloads off them; add a toleration for
     agents that must run there.
 
+  Key points:
+    - A taint on a node repels Pods; a toleration only allows a Pod there, it does not attract it.
+      terms: taint, 污点 | toleration, tolerate, 容忍 | not attract, does not attract, only allow, 不会吸引, 不吸引, node affinity
+    - NoSchedule: the scheduler filters the node out for intolerant Pods; running Pods stay.
+      terms: noschedule, no schedule | stay, keep running, already running, 保留, 继续
+    - PreferNoSchedule is soft: the node is scored last but still used when nothing else fits.
+      terms: prefernoschedule, prefer no schedule | soft, last, 软, 最后
+    - NoExecute also evicts the intolerant Pods already running, at once or after tolerationSeconds.
+      terms: noexecute, no execute | evict, 驱逐 | tolerationseconds, toleration seconds, 容忍时间, at once, immediately, 立即
+      evidence: timeline pod
+
   Scenario: Three workers, three taint effects
     worker-1 gets NoSchedule, worker-2 PreferNoSchedule; then worker-3, the
     only untainted node, gets NoExecute.

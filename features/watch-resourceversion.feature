@@ -25,6 +25,17 @@ Feature: Watches, resourceVersion and 410 Gone
     from memory, so its window matters too; bookmarks keep idle watchers'
     resourceVersions fresh.
 
+  Key points:
+    - Clients list, then watch from the list's resourceVersion; informers keep a local cache.
+      terms: list, 列表 | watch, 监听 | resourceversion, resource version, 资源版本
+    - A resourceVersion is etcd's revision: MVCC keeps every version, which watches replay.
+      terms: revision, mvcc, 修订, 多版本
+    - An update with a stale resourceVersion gets 409 Conflict: optimistic concurrency.
+      terms: 409, conflict, optimistic, 冲突, 乐观
+    - Compaction removes old revisions; a watch from a compacted one gets 410 Gone and must relist.
+      terms: compact, 压缩 | 410, gone, too old
+      evidence: timeline step
+
   Scenario: Replay, conflict, and a watch from a compacted revision
     The apiserver compacts etcd every 5s here (etcd compaction interval 5s;
     upstream 5m). The watches are on Events, for which the apiserver keeps

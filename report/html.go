@@ -17,6 +17,7 @@ var files embed.FS
 var page = template.Must(template.New("html.tmpl").Funcs(template.FuncMap{
 	"secs":  func(s float64) string { return fmt.Sprintf("%.2fs", s) },
 	"lower": strings.ToLower,
+	"join":  strings.Join,
 }).ParseFS(files, "html.tmpl"))
 
 // SVG primitives, laid out in Go and written by the template.

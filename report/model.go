@@ -51,6 +51,26 @@ type (
 		Scheduling   []Decision `json:"scheduling"`
 		Score        *Score     `json:"score"`
 		Kubeconfig   string     `json:"kubeconfig"`
+		Drill        *Drill     `json:"drill"`
+	}
+
+	// Drill is an interview drill's question and answers (on its last
+	// scenario).
+	Drill struct {
+		Question    string     `json:"question"`
+		Answered    bool       `json:"answered"`
+		Answer      string     `json:"answer"`
+		ModelAnswer string     `json:"modelAnswer"`
+		KeyPoints   []KeyPoint `json:"keyPoints"`
+	}
+
+	// KeyPoint is how the answer fared on one key point.
+	KeyPoint struct {
+		Point    string   `json:"point"`
+		Made     bool     `json:"made"`
+		By       string   `json:"by"`
+		Missing  []string `json:"missing"`
+		Evidence []string `json:"evidence"`
 	}
 
 	// Score is the score of a graded submission (absent for labs and

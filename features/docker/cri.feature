@@ -17,6 +17,17 @@ Feature: CRI and the pause sandbox
     Deleting the Pod stops the containers, then StopPodSandbox and
     RemovePodSandbox.
 
+  Key points:
+    - The kubelet does not run containers: it calls the runtime (containerd) over the CRI, a gRPC API.
+      terms: cri, container runtime interface | containerd, runtime, grpc, 运行时
+    - RunPodSandbox starts the pause container and creates the Pod's network namespace.
+      terms: sandbox, 沙箱 | pause | network namespace, namespace, 命名空间
+      evidence: timeline pod
+    - Then PullImage, CreateContainer and StartContainer: the containers join the sandbox's namespaces.
+      terms: createcontainer, startcontainer, pullimage, create container, start container, pull, 创建容器, 启动容器
+    - All containers of a Pod share one IP and localhost; a restarted container keeps the IP.
+      terms: share, same ip, one ip, 共享 | localhost, keeps the ip, 同一个 ip, 保留
+
   Scenario: One sandbox, two containers, one network namespace
     Given a lab cluster with 1 worker
     When I apply:

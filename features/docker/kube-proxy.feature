@@ -19,6 +19,18 @@ Feature: How a ClusterIP reaches a Pod
     writes the same logic as nft sets and maps; iptables rules are
     evaluated one after another.
 
+  Key points:
+    - kube-proxy watches Services and EndpointSlices and programs the node's kernel; it is not in the data path.
+      terms: kube-proxy | watch, program, endpointslice, 监听, 编程
+    - In iptables mode KUBE-SERVICES jumps to the Service's KUBE-SVC chain, which picks a KUBE-SEP chain at random.
+      terms: kube-services, kube-svc, kube-sep, chain, 链 | random, probabilit, 随机, 概率
+    - Each KUBE-SEP chain DNATs to a Pod's IP and port; conntrack keeps the connection there.
+      terms: dnat, nat, 地址转换 | conntrack, 连接跟踪
+    - Only ready endpoints appear, which is how readiness takes a Pod out of traffic.
+      terms: ready, readiness, 就绪
+    - IPVS and nftables modes do the same with hash tables, sets and maps.
+      terms: ipvs | nftables, hash, 哈希
+
   Scenario: Three endpoints, one chain each, then one
     Given a lab cluster with 2 workers
     When I apply:

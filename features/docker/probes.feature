@@ -16,6 +16,19 @@ Feature: Liveness and readiness probes
     liveness probe that checks dependencies restarts healthy Pods in a
     cascade: keep it about the process itself.
 
+  Key points:
+    - The kubelet runs the probes on its node (HTTP, TCP, exec, gRPC) every periodSeconds, failing after failureThreshold.
+      terms: kubelet | periodseconds, failurethreshold, period, threshold, 周期, 阈值
+    - A failing readiness probe takes the Pod out of the Service's endpoints; nothing restarts.
+      terms: readiness, 就绪 | endpoint, traffic, service, 流量, 端点
+      evidence: timeline endpoints
+    - A failing liveness probe makes the kubelet restart the container (restartCount grows).
+      terms: liveness, 存活 | restart, 重启
+    - A startup probe holds both off during a slow start.
+      terms: startup, 启动探针
+    - A liveness probe must not check dependencies, or it restarts healthy Pods in a cascade.
+      terms: dependenc, 依赖 | cascade, healthy, 级联
+
   Scenario: A failing readiness probe takes a Pod out of its Service
     Given a lab cluster with 1 worker
     When I apply:

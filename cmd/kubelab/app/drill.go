@@ -29,7 +29,10 @@ type drillFlags struct {
 	junit    string
 	json     string
 	html     string
+	answer   string
 	kube     kubeFlags
+	// answerText is the answer read from --answer-file.
+	answerText string
 }
 
 // ErrDrillsFailed is returned by `kubelab drill` when a scenario failed.
@@ -61,6 +64,7 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.noPrompt, "no-prompt", false, "do not ask for an answer")
+	fl.StringVar(&f.answer, "answer-file", "", "read your answer from this file instead of the terminal (one drill); it is scored against the drill's key points")
 	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the clusters run: embedded, docker (drills tagged @docker need docker), or kubeconfig (an existing cluster: --kubeconfig)")
 	f.kube.add(fl)
 	fl.BoolVar(&f.keep, "keep-on-failure", os.Getenv("KUBELAB_KEEP") == "1", "leave a failed scenario's cluster up for inspection ($KUBELAB_KEEP=1)")
@@ -108,6 +112,16 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 			return invalidf("%s needs real nodes: run it with --backend docker", d.Path)
 		}
 	}
+	if f.answer != "" {
+		if len(drills) != 1 {
+			return invalidf("--answer-file answers one drill; %d were given", len(drills))
+		}
+		b, err := os.ReadFile(f.answer)
+		if err != nil {
+			return invalid(fmt.Errorf("--answer-file: %w", err))
+		}
+		f.answerText = strings.TrimSpace(string(b))
+	}
 	backend, err := backendFor(g, f.backend, bin, &f.kube)
 	if err != nil {
 		return invalid(err)
@@ -140,21 +154,24 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 	for i, d := range drills {
 		fmt.Fprintf(out, "\n━━ Drill %d/%d: %s (%s)\n\n", i+1, len(drills), d.Title, d.Path)
 		fmt.Fprintf(out, "Question:\n%s\n", indentText(reflow(d.Question, 74), "  "))
+		// The question comes alone: the scenarios' names would give half
+		// the answer away.
+		answer, asked := f.answerText, f.answer != ""
+		if answers != nil && !asked {
+			fmt.Fprintf(out, "\nYour answer (an empty line ends it; Enter alone skips):\n")
+			var err error
+			if answer, err = answers.readAnswer(ctx, out); err != nil {
+				return all, err
+			}
+			asked = true
+		}
+		fmt.Fprintf(out, "\nRunning the drill on a real cluster:\n")
 		for _, s := range d.Scenarios {
 			fmt.Fprintf(out, "\nScenario: %s\n", s.Name)
 			if s.Description != "" {
 				fmt.Fprintf(out, "%s\n", indentText(reflow(s.Description, 74), "  "))
 			}
 		}
-		var answer string
-		if answers != nil {
-			fmt.Fprintf(out, "\nYour answer (an empty line ends it; Enter alone skips):\n")
-			var err error
-			if answer, err = answers.readAnswer(ctx, out); err != nil {
-				return all, err
-			}
-		}
-		fmt.Fprintf(out, "\nRunning the drill on a real cluster...\n")
 		reps, err := runDrill(ctx, g, f, r, d)
 		all = append(all, reps...)
 		if err != nil && !errors.Is(err, features.ErrFailed) {
@@ -163,7 +180,12 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 		if err != nil {
 			failed++
 		}
-		showDrill(out, d, reps, answer, answers != nil)
+		if len(reps) > 0 {
+			last := &reps[len(reps)-1]
+			last.Drill = &engine.DrillAnswer{Question: d.Question, Answered: asked, Answer: answer, ModelAnswer: d.ModelAnswer, KeyPoints: features.ScoreRun(d, answer, reps)}
+			all[len(all)-1] = *last
+		}
+		showDrill(out, d, reps, answer, asked)
 		if ctx.Err() != nil {
 			return all, ctx.Err()
 		}
@@ -177,7 +199,7 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 // runDrill runs one feature's scenarios and returns what each did.
 func runDrill(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d *features.Drill) ([]features.Report, error) {
 	var reps []features.Report
-	lib := &features.Library{Runner: &r, KeepOnFailure: f.keep, Out: g.streams.Err,
+	lib := &features.Library{Runner: &r, KeepOnFailure: f.keep, Out: g.streams.Err, Evidence: features.EvidenceExprs(d.KeyPoints),
 		OnScenario: func(rep features.Report) { reps = append(reps, rep) }}
 	// Live progress comes from the engine (Runner.Progress); godog's own
 	// console output would only repeat it, so it is dropped.
@@ -236,6 +258,42 @@ func showDrill(w io.Writer, d *features.Drill, reps []features.Report, answer st
 		fmt.Fprintf(w, "\nYour answer:\n%s\n", indentText(answer, "  "))
 	}
 	fmt.Fprintf(w, "\nModel answer:\n%s\n", indentText(d.ModelAnswer, "  "))
+	showKeyPoints(w, d, reps, asked)
+}
+
+// showKeyPoints prints each key point of the drill: made or missed by the
+// answer (and by which sentence), and what the cluster showed of it.
+func showKeyPoints(w io.Writer, d *features.Drill, reps []features.Report, asked bool) {
+	if len(d.KeyPoints) == 0 || len(reps) == 0 || reps[len(reps)-1].Drill == nil {
+		return
+	}
+	scores := reps[len(reps)-1].Drill.KeyPoints
+	if asked {
+		fmt.Fprintf(w, "\nKey points: your answer made %d of %d\n", features.Made(scores), len(scores))
+	} else {
+		fmt.Fprintf(w, "\nKey points (what a good answer says):\n")
+	}
+	for _, s := range scores {
+		mark := "•"
+		if asked {
+			mark = map[bool]string{true: "✔", false: "✘"}[s.Made]
+		}
+		fmt.Fprintf(w, "  %s %s\n", mark, reflowHanging(s.Point, 72, "    "))
+		switch {
+		case asked && s.Made:
+			fmt.Fprintf(w, "      you said: %q\n", s.By)
+		case asked:
+			fmt.Fprintf(w, "      missed; it takes: %s\n", strings.Join(s.Missing, ", "))
+		}
+		for _, e := range s.Evidence {
+			fmt.Fprintf(w, "      the cluster: %s\n", e)
+		}
+	}
+}
+
+// reflowHanging reflows s to width, indenting the lines after the first.
+func reflowHanging(s string, width int, pad string) string {
+	return strings.TrimPrefix(indentText(reflow(s, width), pad), pad)
 }
 
 func isTerminal(v any) bool {

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -167,7 +168,7 @@ spec:
 func webPods(n int) assertionstest.State {
 	s := oneReadyWorker
 	for i := range n {
-		s.Pods = append(s.Pods, assertions.Pod{Name: "web-" + string(rune('a'+i)), Labels: map[string]string{"app": "web"}, Phase: "Running"})
+		s.Pods = append(s.Pods, assertions.Pod{Name: "web-" + string(rune('a'+i)), Labels: map[string]string{"app": "web"}, Phase: "Running", Ready: true})
 	}
 	return s
 }
@@ -222,5 +223,88 @@ func TestLiveLoopOnAFake(t *testing.T) {
 	}
 	if ctx.Err() != nil {
 		t.Errorf("check --watch did not end at full marks: %v", ctx.Err())
+	}
+}
+
+// TestDrillScoresTheAnswerOnAFake: kubelab drill with --answer-file asks
+// nothing, shows the question before the scenarios, runs them, and scores
+// the answer against the key points with what the cluster showed of each;
+// the JSON and HTML reports carry the same.
+func TestDrillScoresTheAnswerOnAFake(t *testing.T) {
+	h := newFakeHome(t, webPods(2))
+	dir := t.TempDir()
+	feature := writeTestFile(t, filepath.Join(dir, "scheduler-down.feature"), `Feature: The scheduler goes down
+  Question: What keeps running when the scheduler dies?
+
+  Model answer:
+    Bound pods keep running: the kubelet runs them. New pods stay Pending
+    until a scheduler leads again.
+
+  Key points:
+    - Bound pods keep running, the kubelet runs them.
+      terms: keep running, 继续运行 | kubelet
+    - New pods stay Pending.
+      terms: pending, 挂起
+      evidence: component("kube-scheduler-1").state
+    - A standby takes over the lease.
+      terms: lease, 租约
+      evidence: timeline fault
+
+  Scenario: Kill the scheduler
+    Given a lab cluster with 2 schedulers
+    When I kill "kube-scheduler-1"
+    Then 2 pods labelled "app=web" are Running
+`)
+	answer := writeTestFile(t, filepath.Join(dir, "answer.txt"), "调度器挂了以后，已经绑定的 Pod 继续运行，因为 kubelet 在跑它们。New pods are Pending.\n")
+	js, page := filepath.Join(dir, "drill.json"), filepath.Join(dir, "drill.html")
+	out, code := h.run(t.Context(), "drill", feature, "--answer-file", answer, "--json", js, "--html", page)
+	if code != app.ExitPassed {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	q, s := strings.Index(out, "What keeps running"), strings.Index(out, "Scenario: Kill the scheduler")
+	if q < 0 || s < q {
+		t.Errorf("the question must come before the scenarios:\n%s", out)
+	}
+	for _, want := range []string{
+		"Key points: your answer made 2 of 3",
+		"✔ Bound pods keep running, the kubelet runs them.",
+		`you said: "调度器挂了以后，已经绑定的 Pod 继续运行，因为 kubelet 在跑它们"`,
+		`the cluster: component("kube-scheduler-1").state = "stopped"`,
+		"✘ A standby takes over the lease.",
+		"missed; it takes: lease",
+		"the cluster: 0.0s kill: kube-scheduler-1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Results []struct {
+			Drill *struct {
+				Question  string `json:"question"`
+				Answer    string `json:"answer"`
+				KeyPoints []struct {
+					Point string `json:"point"`
+					Made  bool   `json:"made"`
+				} `json:"keyPoints"`
+			} `json:"drill"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Drill == nil || len(rep.Results[0].Drill.KeyPoints) != 3 || !rep.Results[0].Drill.KeyPoints[0].Made || rep.Results[0].Drill.KeyPoints[2].Made {
+		t.Errorf("the JSON report's drill:\n%s", data)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(html), `class="keypoint"`) != 3 || !strings.Contains(string(html), "New pods are Pending.") {
+		t.Errorf("the HTML report lacks the key points or the answer")
 	}
 }

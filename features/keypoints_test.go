@@ -1,0 +1,102 @@
+package features
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestScoreMatchesTermsInBothLanguages(t *testing.T) {
+	points := []KeyPoint{
+		{Point: "majority", Terms: [][]string{{"majority", "quorum", "多数派"}, {"commit", "提交"}}},
+		{Point: "term", Terms: [][]string{{"higher term", "任期"}}},
+		{Point: "stem", Terms: [][]string{{"reconcil"}}},
+	}
+	for _, tc := range []struct {
+		answer string
+		made   []bool
+		by     string
+	}{
+		{"Writes are committed by a quorum. The new leader has a higher term!", []bool{true, true, false}, "Writes are committed by a quorum"},
+		{"写入需要多数派确认后才提交。新的领导者任期更高。", []bool{true, true, false}, "写入需要多数派确认后才提交"},
+		{"Controllers reconciled it; a MAJORITY was needed to commit.", []bool{true, false, true}, "a MAJORITY was needed to commit"},
+		{"determination of terms", []bool{false, false, false}, ""},
+		{"", []bool{false, false, false}, ""},
+	} {
+		got := Score(points, tc.answer)
+		var made []bool
+		for _, s := range got {
+			made = append(made, s.Made)
+		}
+		if !slices.Equal(made, tc.made) || got[0].By != tc.by {
+			t.Errorf("Score(%q): made %v, by %q; want %v, %q", tc.answer, made, got[0].By, tc.made, tc.by)
+		}
+		if !got[0].Made && !slices.Contains(got[0].Missing, "majority") && !slices.Contains(got[0].Missing, "commit") {
+			t.Errorf("Score(%q): missing %v, want the first term of the missing group", tc.answer, got[0].Missing)
+		}
+	}
+}
+
+func TestKeyPointsParseErrorsHaveLines(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"\n  terms: x\n", "line 11: a key point starts with"},
+		{"\n  - a\n  - b\n    terms: b\n  - c\n    terms: c\n", `line 11: key point "a" has no terms`},
+		{"\n  - a\n    terms: a\n  - b\n    terms: b\n", "line 10: 2 key points, want 3 to 8"},
+		{"\n  - a\n    terms: a |\n  - b\n    terms: b\n  - c\n    terms: c\n", "line 12: an empty group of terms"},
+		{"\n  - a\n    terms: a\n    evidence: raft.term >\n  - b\n    terms: b\n  - c\n    terms: c\n", "line 13: evidence"},
+	} {
+		_, err := parseKeyPoints(tc.text, 10)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseKeyPoints(%q) = %v, want %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestShippedDrillsKeyPoints: every shipped drill has key points, its
+// model answer makes every one of them, and a poorer answer kept in
+// testdata/answers (its first line says how many it makes) makes exactly
+// that many: the matching neither misses what the model says nor gives
+// points away.
+func TestShippedDrillsKeyPoints(t *testing.T) {
+	drills, err := Load(".", "docker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drills) < 20 {
+		t.Fatalf("%d drills", len(drills))
+	}
+	for _, d := range drills {
+		name := strings.TrimSuffix(filepath.ToSlash(d.Path), ".feature")
+		if len(d.KeyPoints) < MinKeyPoints {
+			t.Errorf("%s: %d key points, want %d to %d", d.Path, len(d.KeyPoints), MinKeyPoints, MaxKeyPoints)
+			continue
+		}
+		for _, s := range Score(d.KeyPoints, d.ModelAnswer) {
+			if !s.Made {
+				t.Errorf("%s: the model answer misses %q (no term of: %v)", d.Path, s.Point, s.Missing)
+			}
+		}
+		file := filepath.Join("testdata", "answers", strings.ReplaceAll(name, "/", "-")+".txt")
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("%s: a poorer answer: %v", d.Path, err)
+			continue
+		}
+		first, answer, _ := strings.Cut(string(data), "\n")
+		want, err := strconv.Atoi(strings.TrimPrefix(first, "# makes "))
+		if err != nil {
+			t.Errorf("%s: first line %q, want \"# makes N\"", file, first)
+			continue
+		}
+		if got := Made(Score(d.KeyPoints, answer)); got != want || want >= len(d.KeyPoints) {
+			var detail []string
+			for _, s := range Score(d.KeyPoints, answer) {
+				detail = append(detail, strconv.FormatBool(s.Made)+" "+s.Point)
+			}
+			t.Errorf("%s: makes %d of %d, its file says %d (fewer than all):\n%s", file, got, len(d.KeyPoints), want, strings.Join(detail, "\n"))
+		}
+	}
+}
