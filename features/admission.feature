@@ -26,7 +26,6 @@ Feature: Admission: validation and policies
   Key points:
     - A write passes authentication, authorization, mutating admission, schema validation and validating admission before it reaches etcd.
       terms: authenticat, authn, 认证 | authoriz, authz, rbac, 授权 | mutating, mutation, 变更准入, 修改 | validat, 校验, 验证
-      evidence: timeline step
     - Strict field validation rejects an unknown or misspelt field before any admission runs.
       terms: unknown field, misspelt, misspelled, typo, strict, 未知字段, 拼写 | reject, refuse, 拒绝
     - A rule such as "at most 5 replicas" is a ValidatingAdmissionPolicy: a CEL expression inside the apiserver, no webhook.

@@ -26,7 +26,6 @@ Feature: The apiserver request pipeline
       terms: authenticat, authn, 认证 | 401, unauthorized, who
     - Authorization next: may they do this verb on this resource (RBAC); refused is 403 Forbidden.
       terms: authoriz, authz, rbac, 授权, 鉴权 | 403, forbidden, 禁止
-      evidence: timeline step
     - Then mutating admission, schema validation (422 Invalid) and validating admission, and only then etcd.
       terms: mutating, 变更 | validat, 校验, 验证 | etcd
     - A request stopped at a stage never reaches the next one.

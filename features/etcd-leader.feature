@@ -29,10 +29,10 @@ Feature: etcd leader failover
     - A write is committed once a majority of the members has it, and only then acknowledged.
       terms: majority, quorum, 2 of 3, 多数, 法定人数 | commit, acknowledg, 提交, 确认
     - Followers that hear no heartbeat for an election timeout start an election in a higher term.
-      terms: election timeout, heartbeat, 选举超时, 心跳 | term, 任期
+      terms: election timeout, heartbeat, times out, time out, timeout, 选举超时, 超时, 心跳 | term, 任期
       evidence: timeline etcd-term
     - A follower becomes leader within about one election timeout, and writes work again within seconds.
-      terms: new leader, becomes leader, elected, 新的领导者, 新 leader, 选出 | second, 秒
+      terms: new leader, becomes leader, elected, wins an election, wins the election, 新的领导者, 新 leader, 选出 | second, 秒
       evidence: recovery
     - Nothing acknowledged is lost: every acknowledged write is already on a majority.
       terms: nothing acknowledged is lost, not lost, no data loss, nothing is lost, 不会丢失, 不丢

@@ -34,7 +34,6 @@ Feature: Watches, resourceVersion and 410 Gone
       terms: 409, conflict, optimistic, 冲突, 乐观
     - Compaction removes old revisions; a watch from a compacted one gets 410 Gone and must relist.
       terms: compact, 压缩 | 410, gone, too old
-      evidence: timeline step
 
   Scenario: Replay, conflict, and a watch from a compacted revision
     The apiserver compacts etcd every 5s here (etcd compaction interval 5s;

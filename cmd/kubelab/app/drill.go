@@ -33,6 +33,8 @@ type drillFlags struct {
 	kube     kubeFlags
 	// answerText is the answer read from --answer-file.
 	answerText string
+	// iv are the flags of interview mode.
+	iv interviewFlags
 }
 
 // ErrDrillsFailed is returned by `kubelab drill` when a scenario failed.
@@ -56,7 +58,15 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
   kubelab drill features/ --no-prompt --reports out/
   kubelab drill features/taints.feature --no-prompt --html drill.html --junit drill.xml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 || (len(args) == 1 && args[0] == "list") {
+			switch {
+			case f.iv.history:
+				return interviewHistory(g)
+			case f.iv.on:
+				if len(args) > 0 {
+					return invalidf("drill --interview picks its questions (--topic, --count); it takes no FEATURE")
+				}
+				return drill(cmd.Context(), g, f, nil)
+			case len(args) == 0 || (len(args) == 1 && args[0] == "list"):
 				return listDrills(g)
 			}
 			return drill(cmd.Context(), g, f, args)
@@ -64,6 +74,12 @@ There is no prompt with --no-prompt or when stdin is not a terminal.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.noPrompt, "no-prompt", false, "do not ask for an answer")
+	fl.BoolVar(&f.iv.on, "interview", false, "interview mode: random questions of the course (--topic, --count), each against the clock (--time), then the runs, the scores and your weakest topics, saved for --history")
+	fl.StringSliceVar(&f.iv.topics, "topic", nil, "with --interview: ask only about these course topics (kubelab list --topics)")
+	fl.IntVar(&f.iv.count, "count", 3, "with --interview: how many questions")
+	fl.DurationVar(&f.iv.per, "time", 3*time.Minute, "with --interview: time for each answer")
+	fl.Uint64Var(&f.iv.seed, "seed", 0, "with --interview: the seed of the random choice (0: a new one each time)")
+	fl.BoolVar(&f.iv.history, "history", false, "show your interview sessions and each topic's key points over them")
 	fl.StringVar(&f.answer, "answer-file", "", "read your answer from this file instead of the terminal (one drill); it is scored against the drill's key points")
 	fl.StringVar(&f.backend, "backend", backendEmbedded, "where the clusters run: embedded, docker (drills tagged @docker need docker), or kubeconfig (an existing cluster: --kubeconfig)")
 	f.kube.add(fl)
@@ -94,9 +110,14 @@ func listDrills(g *globals) error {
 }
 
 func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error {
-	drills, err := features.Load(g.coursePaths(args)...)
-	if err != nil {
-		return invalid(err)
+	var drills []*features.Drill
+	if !f.iv.on {
+		var err error
+		if drills, err = features.Load(g.coursePaths(args)...); err != nil {
+			return invalid(err)
+		}
+	} else if f.iv.count < 1 || f.iv.per <= 0 {
+		return invalidf("drill --interview: --count must be at least 1 and --time positive (got %d, %s)", f.iv.count, f.iv.per)
 	}
 	if !g.verbose {
 		// client-go logs every broken watch through klog; in a drill that
@@ -133,6 +154,9 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 		}
 	}
 	r := engine.Runner{Backend: backend, Binary: bin, Observe: g.hooks.observe, Traces: f.html != "" || f.json != "" || f.reports != "", Progress: quietWhenInterrupted(ctx, g, engine.ConsoleProgress(g.streams.Err))}
+	if f.iv.on {
+		return interview(ctx, g, f, &f.iv, r)
+	}
 	reps, err := drillAll(ctx, g, f, r, drills)
 	// The scenarios that ran are reported, also when a later one could not.
 	if rerr := writeReports(f.junit, f.json, f.html, features.Results(reps)); rerr != nil {
@@ -330,7 +354,8 @@ func (lr *lineReader) readAnswer(ctx context.Context, w io.Writer) (string, erro
 		fmt.Fprint(w, "> ")
 		select {
 		case <-ctx.Done():
-			return "", ctx.Err()
+			// What was entered so far, for an answer cut off by a clock.
+			return strings.Join(lines, "\n"), ctx.Err()
 		case err := <-lr.err:
 			lr.err <- err
 			fmt.Fprintln(w)

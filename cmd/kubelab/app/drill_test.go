@@ -75,6 +75,11 @@ func TestDrillInteractive(t *testing.T) {
 		"Recovery times:", "-> new etcd leader (etcd-",
 		"Your answer:\r\n  " + answer,
 		"Model answer:", "Raft has three roles",
+		// The key points, made or missed, with the cluster's evidence.
+		"Key points: your answer made 1 of 6",
+		"✔ Followers that hear no heartbeat for an election timeout",
+		"missed; it takes: majority, commit",
+		"the cluster: ", "-> new etcd leader (etcd-", "the cluster: raft.leader != etcdBefore.leader = true",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q; output:\n%s", want, got)
@@ -82,6 +87,9 @@ func TestDrillInteractive(t *testing.T) {
 	}
 	if i, j := strings.Index(got, "Your answer:\r\n"), strings.Index(got, "Model answer:"); i < 0 || j < i {
 		t.Errorf("the learner's answer should come before the model answer")
+	}
+	if i, j := strings.Index(got, "Your answer ("), strings.Index(got, "Scenario: Kill the leader"); i < 0 || j < i {
+		t.Errorf("the scenarios should be shown after the answer (they give half of it away)")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/assertions/assertionstest"
@@ -48,34 +51,38 @@ func newFakeHome(t *testing.T, s assertionstest.State) *fakeHome {
 	return &fakeHome{fc: fc, home: t.TempDir(), running: map[string]cluster.Backend{}}
 }
 
+// hooks are the fake home's replacements of the backends, for app.RunWith.
+func (h *fakeHome) hooks() app.Hooks {
+	backend := func(_ string, t cluster.Topology) (cluster.Backend, error) {
+		b, err := h.fc.Backend(t)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(h.home, "fake", t.Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		d := dirFake{b.(*clustertest.Fake), dir}
+		h.mu.Lock()
+		h.running[t.Name] = d
+		h.mu.Unlock()
+		return d, nil
+	}
+	open := func(_ context.Context, name string) (cluster.Backend, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if b, ok := h.running[name]; ok {
+			return b, nil
+		}
+		return nil, fmt.Errorf("no fake cluster %q", name)
+	}
+	return app.Hooks{Backend: backend, Open: open, Observe: h.fc.Observe}
+}
+
 // run runs the command line in this process on the fake home.
 func (h *fakeHome) run(ctx context.Context, args ...string) (string, int) {
 	var out syncBuffer
-	err := app.RunWith(ctx, app.Streams{In: strings.NewReader(""), Out: &out, Err: &out}, append([]string{"--home", h.home}, args...),
-		func(_ string, t cluster.Topology) (cluster.Backend, error) {
-			b, err := h.fc.Backend(t)
-			if err != nil {
-				return nil, err
-			}
-			dir := filepath.Join(h.home, "fake", t.Name)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, err
-			}
-			d := dirFake{b.(*clustertest.Fake), dir}
-			h.mu.Lock()
-			h.running[t.Name] = d
-			h.mu.Unlock()
-			return d, nil
-		},
-		func(_ context.Context, name string) (cluster.Backend, error) {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			if b, ok := h.running[name]; ok {
-				return b, nil
-			}
-			return nil, fmt.Errorf("no fake cluster %q", name)
-		},
-		h.fc.Observe)
+	err := app.RunWith(ctx, app.Streams{In: strings.NewReader(""), Out: &out, Err: &out}, append([]string{"--home", h.home}, args...), h.hooks())
 	if err != nil {
 		fmt.Fprintf(&out, "kubelab: %v\n", err)
 	}
@@ -306,5 +313,77 @@ func TestDrillScoresTheAnswerOnAFake(t *testing.T) {
 	}
 	if strings.Count(string(html), `class="keypoint"`) != 3 || !strings.Contains(string(html), "New pods are Pending.") {
 		t.Errorf("the HTML report lacks the key points or the answer")
+	}
+}
+
+// TestInterviewOnAFake runs drill --interview on a pseudo-terminal, its
+// drills on fake clusters: three questions of three topics come one by
+// one, each against the clock (the third is left to run out, and the line
+// typed before counts), then the scores, the weakest topics and a saved
+// session that --history shows.
+func TestInterviewOnAFake(t *testing.T) {
+	h := newFakeHome(t, oneReadyWorker)
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	defer tty.Close()
+	go func() { _, _ = io.Copy(io.Discard, master) }() // the terminal's echo
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunWith(ctx, app.Streams{In: tty, Out: &out, Err: &out},
+			[]string{"--home", h.home, "drill", "--interview", "--topic", "rbac,admission,watch", "--count", "3", "--time", "3s", "--seed", "7"},
+			h.hooks())
+	}()
+	answers := map[string]string{
+		"(rbac, 3s)":      "Authentication says who you are, authorization with RBAC what you may do. A Role and a RoleBinding to the ServiceAccount.",
+		"(admission, 3s)": "A ValidatingAdmissionPolicy with a CEL expression and its binding.",
+	}
+	for q := 1; q <= 3; q++ {
+		header := fmt.Sprintf("Question %d/3", q)
+		if !out.waitFor(ctx, header) {
+			t.Fatalf("no %q:\n%s", header, out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+		text := out.String()[strings.LastIndex(out.String(), header):]
+		typed := "Clients list, then watch from the resourceVersion." // the last one: no empty line, the clock ends it
+		for k, a := range answers {
+			if strings.Contains(text, k) {
+				typed = a + "\n"
+			}
+		}
+		if _, err := io.WriteString(master, typed+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("drill --interview: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Interview: 3 questions, 3s each",
+		"(rbac, 3s)", "(admission, 3s)", "(watch, 3s)",
+		"━━ Summary", "QUESTION", "KEY POINTS",
+		// authentication and authorization; a RoleBinding to the ServiceAccount
+		// (a Role without its verbs is not the point)
+		"RBAC: who may do what                  rbac       2/5",
+		"Total: 4 of 14 key points (29%)", "Weakest topics: admission (1/5), watch (1/4), rbac (2/5)",
+		"session saved: ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.Contains(got, "(time is up)") && !strings.Contains(got, "(time up)") {
+		t.Errorf("the unanswered question's clock did not run out:\n%s", got)
+	}
+	hist, code := h.run(t.Context(), "drill", "--history")
+	if code != 0 || !strings.Contains(hist, "SESSION") || strings.Count(hist, "\n") < 4 || !strings.Contains(hist, "rbac") {
+		t.Errorf("drill --history: exit %d\n%s", code, hist)
 	}
 }

@@ -1,0 +1,326 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"kubelab.dev/kubelab/curriculum"
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/features"
+)
+
+// interviewFlags are drill --interview's own flags.
+type interviewFlags struct {
+	on      bool
+	history bool
+	topics  []string
+	count   int
+	per     time.Duration
+	seed    uint64
+}
+
+// interviewRecord is one interview session as saved under the home
+// (interviews/*.json) for --history.
+type interviewRecord struct {
+	Started   time.Time         `json:"started"`
+	Questions []interviewAnswer `json:"questions"`
+}
+
+// interviewAnswer is one question of a session.
+type interviewAnswer struct {
+	Drill   string   `json:"drill"`
+	Title   string   `json:"title"`
+	Topics  []string `json:"topics"`
+	Answer  string   `json:"answer"`
+	Seconds float64  `json:"seconds"`
+	// TimeUp is set when the answer was cut off by --time.
+	TimeUp bool `json:"timeUp,omitempty"`
+	Made   int  `json:"made"`
+	Points int  `json:"points"`
+	// Missed are the key points the answer did not make.
+	Missed []string `json:"missed,omitempty"`
+	// Passed says whether the drill's scenarios passed on the cluster.
+	Passed bool `json:"passed"`
+}
+
+func (g *globals) interviewDir() string { return filepath.Join(g.home, "interviews") }
+
+// pickQuestions draws up to count drills at random from those of the
+// topics (all when none), leaving out the drills the backend cannot run.
+func pickQuestions(drills []*features.Drill, iv *interviewFlags, docker bool) ([]*features.Drill, error) {
+	for _, t := range iv.topics {
+		if !curriculum.Known(t) {
+			var ids []string
+			for _, k := range curriculum.Topics {
+				ids = append(ids, k.ID)
+			}
+			return nil, fmt.Errorf("--topic %q is not a topic of the course; topics: %s", t, strings.Join(ids, ", "))
+		}
+	}
+	var pool []*features.Drill
+	for _, d := range drills {
+		if d.Docker && !docker || len(d.KeyPoints) == 0 {
+			continue
+		}
+		if len(iv.topics) == 0 || slices.ContainsFunc(d.Topics, func(t string) bool { return slices.Contains(iv.topics, t) }) {
+			pool = append(pool, d)
+		}
+	}
+	if len(pool) == 0 {
+		return nil, fmt.Errorf("no drill of topics %v runs on this backend", iv.topics)
+	}
+	seed := iv.seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	r := rand.New(rand.NewPCG(seed, seed>>1|1))
+	r.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	return pool[:min(iv.count, len(pool))], nil
+}
+
+// interview asks the questions one after another, each against the
+// clock, then runs every drill, scores each answer against its key
+// points, prints a summary with the weakest topics and saves the session
+// for --history.
+func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlags, r engine.Runner) error {
+	if !isTerminal(g.streams.In) {
+		return invalidf("drill --interview asks questions against the clock: it needs a terminal")
+	}
+	all, err := features.Load(drillDirs(g)...)
+	if err != nil {
+		return invalid(err)
+	}
+	drills, err := pickQuestions(all, iv, f.backend == backendDocker)
+	if err != nil {
+		return invalid(err)
+	}
+	out := g.streams.Out
+	answers := newLineReader(g.streams.In)
+	rec := interviewRecord{Started: time.Now().UTC()}
+	fmt.Fprintf(out, "Interview: %d questions, %s each. An empty line ends an answer; when the time is up, the lines entered so far count.\n", len(drills), iv.per)
+	for i, d := range drills {
+		fmt.Fprintf(out, "\n━━ Question %d/%d (%s, %s)\n%s\n", i+1, len(drills), strings.Join(d.Topics, ", "), iv.per, indentText(reflow(d.Question, 74), "  "))
+		start := time.Now()
+		actx, cancel := context.WithTimeout(ctx, iv.per)
+		answer, err := answers.readAnswer(actx, out)
+		timeUp := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		if timeUp {
+			err = nil
+			fmt.Fprintf(out, "\n(time is up)\n")
+		}
+		if err != nil {
+			return err
+		}
+		rec.Questions = append(rec.Questions, interviewAnswer{Drill: d.Path, Title: d.Title, Topics: d.Topics, Answer: answer,
+			Seconds: time.Since(start).Seconds(), TimeUp: timeUp, Points: len(d.KeyPoints)})
+	}
+	fmt.Fprintf(out, "\nRunning the %d drills on real clusters...\n", len(drills))
+	var reps []features.Report
+	for i, d := range drills {
+		dreps, err := runDrill(ctx, g, f, r, d)
+		if err != nil && !errors.Is(err, features.ErrFailed) {
+			return cannotRun(err)
+		}
+		q := &rec.Questions[i]
+		q.Passed = err == nil
+		scores := features.ScoreRun(d, q.Answer, dreps)
+		q.Made = features.Made(scores)
+		for _, s := range scores {
+			if !s.Made {
+				q.Missed = append(q.Missed, s.Point)
+			}
+		}
+		if len(dreps) > 0 {
+			dreps[len(dreps)-1].Drill = &engine.DrillAnswer{Question: d.Question, Answered: true, Answer: q.Answer, ModelAnswer: d.ModelAnswer, KeyPoints: scores}
+		}
+		reps = append(reps, dreps...)
+		showInterviewAnswer(out, i+1, d, q, scores)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	writeInterviewSummary(out, rec)
+	if err := saveInterview(g, rec); err != nil {
+		return err
+	}
+	return writeReports(f.junit, f.json, f.html, features.Results(reps))
+}
+
+// showInterviewAnswer prints how one answer fared.
+func showInterviewAnswer(w io.Writer, n int, d *features.Drill, q *interviewAnswer, scores []features.PointScore) {
+	status := "the cluster did as the model answer says"
+	if !q.Passed {
+		status = "a scenario FAILED on the cluster"
+	}
+	fmt.Fprintf(w, "\n━━ %d. %s: %d of %d key points (%s)\n", n, d.Title, q.Made, q.Points, status)
+	for _, s := range scores {
+		mark := map[bool]string{true: "✔", false: "✘"}[s.Made]
+		fmt.Fprintf(w, "  %s %s\n", mark, reflowHanging(s.Point, 72, "    "))
+		if len(s.Evidence) > 0 {
+			fmt.Fprintf(w, "      the cluster: %s\n", s.Evidence[0])
+		}
+	}
+}
+
+// topicScore is the points made and offered in one topic.
+type topicScore struct {
+	topic        string
+	made, points int
+}
+
+func (t topicScore) ratio() float64 {
+	if t.points == 0 {
+		return 1
+	}
+	return float64(t.made) / float64(t.points)
+}
+
+// byTopic sums the key points of answers per topic, weakest first.
+func byTopic(qs []interviewAnswer) []topicScore {
+	m := map[string]*topicScore{}
+	for _, q := range qs {
+		for _, t := range q.Topics {
+			if m[t] == nil {
+				m[t] = &topicScore{topic: t}
+			}
+			m[t].made += q.Made
+			m[t].points += q.Points
+		}
+	}
+	var out []topicScore
+	for _, t := range m {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ratio() != out[j].ratio() {
+			return out[i].ratio() < out[j].ratio()
+		}
+		return out[i].topic < out[j].topic
+	})
+	return out
+}
+
+// writeInterviewSummary prints the session's table and weakest topics.
+func writeInterviewSummary(w io.Writer, rec interviewRecord) {
+	fmt.Fprintf(w, "\n━━ Summary\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUESTION\tTOPICS\tKEY POINTS\tTIME")
+	made, points := 0, 0
+	for _, q := range rec.Questions {
+		t := fmt.Sprintf("%.0fs", q.Seconds)
+		if q.TimeUp {
+			t += " (time up)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\n", q.Title, strings.Join(q.Topics, ","), q.Made, q.Points, t)
+		made, points = made+q.Made, points+q.Points
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "Total: %d of %d key points (%.0f%%)\n", made, points, 100*float64(made)/float64(max(points, 1)))
+	var weak []string
+	for _, t := range byTopic(rec.Questions) {
+		if t.ratio() < 1 && len(weak) < 3 {
+			weak = append(weak, fmt.Sprintf("%s (%d/%d)", t.topic, t.made, t.points))
+		}
+	}
+	if len(weak) > 0 {
+		fmt.Fprintf(w, "Weakest topics: %s. Practise them with kubelab drill --interview --topic TOPIC, or the labs of kubelab list --topics.\n", strings.Join(weak, ", "))
+	}
+}
+
+// saveInterview writes the session under the home for --history.
+func saveInterview(g *globals, rec interviewRecord) error {
+	if err := os.MkdirAll(g.interviewDir(), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(g.interviewDir(), rec.Started.Format("20060102T150405.000Z")+".json")
+	if err := os.WriteFile(file, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.streams.Err, "session saved: %s (kubelab drill --history shows your progress)\n", file)
+	return nil
+}
+
+// interviewHistory prints every saved session, then each topic's points
+// over them: first and last session, and all together.
+func interviewHistory(g *globals) error {
+	files, err := filepath.Glob(filepath.Join(g.interviewDir(), "*.json"))
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(g.streams.Out, "No interview yet: kubelab drill --interview starts one.\n")
+		return nil
+	}
+	sort.Strings(files)
+	var recs []interviewRecord
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var rec interviewRecord
+		if err := json.Unmarshal(data, &rec); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		recs = append(recs, rec)
+	}
+	w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SESSION\tQUESTIONS\tKEY POINTS\tWEAKEST TOPIC")
+	for _, rec := range recs {
+		made, points := 0, 0
+		for _, q := range rec.Questions {
+			made, points = made+q.Made, points+q.Points
+		}
+		weakest := "-"
+		if t := byTopic(rec.Questions); len(t) > 0 && t[0].ratio() < 1 {
+			weakest = t[0].topic
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d/%d (%.0f%%)\t%s\n", rec.Started.Local().Format("2006-01-02 15:04"), len(rec.Questions), made, points, 100*float64(made)/float64(max(points, 1)), weakest)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	first, last, total := map[string]topicScore{}, map[string]topicScore{}, map[string]*topicScore{}
+	for _, rec := range recs {
+		for _, t := range byTopic(rec.Questions) {
+			if _, ok := first[t.topic]; !ok {
+				first[t.topic] = t
+			}
+			last[t.topic] = t
+			if total[t.topic] == nil {
+				total[t.topic] = &topicScore{topic: t.topic}
+			}
+			total[t.topic].made += t.made
+			total[t.topic].points += t.points
+		}
+	}
+	var topics []string
+	for t := range total {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	fmt.Fprintln(g.streams.Out)
+	w = tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TOPIC\tFIRST\tLAST\tALL")
+	for _, t := range topics {
+		f, l, a := first[t], last[t], total[t]
+		fmt.Fprintf(w, "%s\t%d/%d\t%d/%d\t%d/%d\n", t, f.made, f.points, l.made, l.points, a.made, a.points)
+	}
+	return w.Flush()
+}
