@@ -173,7 +173,7 @@ exercises.
 		newListCommand(g),
 		newImagesCommand(g),
 		g.addFresh(newDrillCommand(g)),
-		g.addFresh(newGradeCommand(g)), newExerciseCommand(g), newCheckCommand(g), newSolveCommand(g), newGradePodCommand(g),
+		g.addFresh(newGradeCommand(g)), newExerciseCommand(g), newCheckCommand(g), newUICommand(g), newSolveCommand(g), newGradePodCommand(g),
 		newVersionCommand(g), newGetCommand(g), newBenchCommand(g), newReportCommand(g), newSchemaCommand(g),
 		newClientCommand(g, "kubectl", "Run kubectl against the cluster (--name); arguments after kubectl are kubectl's"),
 		newClientCommand(g, "etcdctl", "Run etcdctl against the cluster's etcd members (--name); arguments after etcdctl are etcdctl's"),

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"slices"
@@ -385,5 +387,45 @@ func TestInterviewOnAFake(t *testing.T) {
 	hist, code := h.run(t.Context(), "drill", "--history")
 	if code != 0 || !strings.Contains(hist, "SESSION") || strings.Count(hist, "\n") < 4 || !strings.Contains(hist, "rbac") {
 		t.Errorf("drill --history: exit %d\n%s", code, hist)
+	}
+}
+
+// TestUIOnAFake: kubelab ui EXERCISE starts the exercise on a fake
+// cluster, prints a URL with a token that opens the page, and Ctrl-C
+// stops it and removes the cluster it started.
+func TestUIOnAFake(t *testing.T) {
+	h := newFakeHome(t, webPods(1))
+	ex := filepath.Dir(writeTestFile(t, filepath.Join(t.TempDir(), "web", "exercise.yaml"), webExercise))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunWith(ctx, app.Streams{In: strings.NewReader(""), Out: &out, Err: &out},
+			[]string{"--home", h.home, "ui", ex, "--name", "web-ui", "--no-browser"}, h.hooks())
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if !out.waitFor(wctx, "?token=") {
+		t.Fatalf("no URL:\n%s", out.String())
+	}
+	line := out.String()[strings.Index(out.String(), "http://"):]
+	url := strings.TrimSpace(line[:strings.Index(line, "\n")])
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar}).Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Run two web pods.") || !strings.Contains(string(page), "two web pods run") {
+		t.Errorf("the page (%d):\n%s", resp.StatusCode, page)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("ui after Ctrl-C: %v, want its normal end\n%s", err, out.String())
+	}
+	if log := h.fc.Log.String(); !strings.HasSuffix(log, "backend: down") {
+		t.Errorf("the cluster ui started was not removed:\n%s", log)
 	}
 }

@@ -1,0 +1,128 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/ui"
+)
+
+type uiFlags struct {
+	backend   string
+	kube      kubeFlags
+	port      int
+	noBrowser bool
+	patience  time.Duration
+}
+
+func newUICommand(g *globals) *cobra.Command {
+	f := &uiFlags{}
+	cmd := &cobra.Command{
+		Use:   "ui [EXERCISE]",
+		Short: "A live exercise in the browser: the statement, the checks turning green as you work, hints, the final check",
+		Long: `ui serves a page on 127.0.0.1 for the exercise running on the cluster
+--name: its statement, and its checks re-evaluated whenever the cluster
+changes (the same evaluation as kubelab check --watch), with hints on
+demand and a Final check button. Work on the cluster with kubectl as
+usual (the KUBECONFIG line of exercise start).
+
+With EXERCISE, ui first starts it, as kubelab exercise start does, and
+removes that cluster when you stop ui; without, it attaches to the
+exercise the cluster already runs and leaves it as it is.
+
+The URL carries a random token: only a browser that opened it gets in
+(it becomes an HttpOnly, SameSite=Strict cookie). Ctrl-C stops ui.`,
+		Example: `  kubelab ui exercises/fix-service-selector
+  kubelab exercise start exercises/fix-pending-pods --name mine && kubelab ui --name mine --no-browser`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g.interruptEndsNormally = true // Ctrl-C is how ui ends
+			return runUI(cmd.Context(), g, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.backend, "backend", backendEmbedded, "with EXERCISE: where its cluster runs: embedded, docker, or kubeconfig (--kubeconfig)")
+	f.kube.add(fl)
+	fl.IntVar(&f.port, "port", 0, "port on 127.0.0.1 (0: a free one)")
+	fl.BoolVar(&f.noBrowser, "no-browser", false, "print the URL only; do not open a browser")
+	fl.DurationVar(&f.patience, "patience", 5*time.Second, "time each non-destructive check gets to pass in a live evaluation")
+	return cmd
+}
+
+func runUI(ctx context.Context, g *globals, f *uiFlags, args []string) error {
+	var booted cluster.Backend
+	if len(args) == 1 {
+		ex, err := grade.LoadExercise(g.coursePath(args[0]))
+		if err != nil {
+			return invalid(err)
+		}
+		if err := ex.CheckLive(); err != nil {
+			return invalid(err)
+		}
+		if err := startExercise(ctx, g, f.backend, &f.kube, ex); err != nil {
+			return err
+		}
+		defer func() {
+			if booted != nil {
+				_ = booted.Down(context.WithoutCancel(ctx))
+				fmt.Fprintf(g.streams.Err, "removed cluster %q\n", g.name)
+			}
+		}()
+	}
+	b, ex, err := openExercise(ctx, g)
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		booted = b
+	}
+	r, err := liveRunner(g, false)
+	if err != nil {
+		return err
+	}
+	s, err := r.Attach(ctx, ex.Metadata.Name, b)
+	if err != nil {
+		return cannotRun(err)
+	}
+	defer s.Close(context.WithoutCancel(ctx), true)
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: s, Patience: f.patience})
+	if err != nil {
+		return err
+	}
+	ln, err := srv.Listen(f.port)
+	if err != nil {
+		return invalid(err)
+	}
+	fmt.Fprintf(g.streams.Out, "kubelab ui for exercise %s on cluster %q: %s\n", ex.Metadata.Name, g.name, srv.URL())
+	fmt.Fprintf(g.streams.Err, "Work with kubectl (export KUBECONFIG=%s); Ctrl-C stops ui%s.\n", b.Access().Kubeconfig,
+		map[bool]string{true: " and removes the cluster", false: ""}[booted != nil])
+	if !f.noBrowser {
+		openBrowser(srv.URL())
+	}
+	if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// openBrowser opens url where a desktop session can show it; elsewhere
+// the printed URL is the way in.
+func openBrowser(url string) {
+	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		return
+	}
+	if p, err := exec.LookPath("xdg-open"); err == nil {
+		cmd := exec.Command(p, url)
+		if cmd.Start() == nil {
+			go func() { _ = cmd.Wait() }()
+		}
+	}
+}

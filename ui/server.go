@@ -1,0 +1,338 @@
+// Package ui is kubelab's view in the browser: an HTTP server on
+// 127.0.0.1 that shows a live exercise (its statement, its checks turning
+// green or red as the cluster changes, hints on demand, the final check
+// and the reference solution), pushed to the page as Server-Sent Events
+// from the same evaluation as `kubelab check --watch`.
+//
+// It trusts nobody but the user who started it: every request needs the
+// random token printed in the URL (compared in constant time, then kept
+// in an HttpOnly, SameSite=Strict cookie), the Host header must name the
+// loopback address it listens on (no DNS rebinding), a request that
+// carries an Origin must come from the page itself, nothing is shared
+// with other origins (no CORS), and unknown paths are 404. The page
+// fetches nothing from anywhere else.
+package ui
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yuin/goldmark"
+
+	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/grade"
+)
+
+// cookieName is the cookie that carries the token after the first visit.
+const cookieName = "kubelab_ui"
+
+// Options configure a Server.
+type Options struct {
+	// Exercise is the exercise the cluster runs.
+	Exercise *grade.Exercise
+	// Session is the exercise's live cluster (set up already).
+	Session *engine.Session
+	// Token is the secret of the URL; "" makes a random one.
+	Token string
+	// Patience caps each non-destructive check of a live evaluation, as
+	// check --watch's --patience does (0: 5s).
+	Patience time.Duration
+	// Every re-evaluates at least this often even when nothing changes
+	// (0: 10s).
+	Every time.Duration
+}
+
+// Server is the browser view of one live exercise.
+type Server struct {
+	o     Options
+	token string
+	page  []byte
+	addr  string // host:port it listens on, for Host and Origin checks
+
+	mu      sync.Mutex
+	last    []byte        // the last evaluation, as the event's JSON
+	changed chan struct{} // closed and replaced after each evaluation
+	final   bool          // the next evaluation is a final check
+	kick    chan struct{} // asks for an evaluation now
+}
+
+// New prepares the server of o's exercise.
+func New(o Options) (*Server, error) {
+	if o.Exercise == nil || o.Session == nil {
+		return nil, errors.New("ui: an exercise and its live session are needed")
+	}
+	if o.Patience <= 0 {
+		o.Patience = 5 * time.Second
+	}
+	if o.Every <= 0 {
+		o.Every = 10 * time.Second
+	}
+	tok := o.Token
+	if tok == "" {
+		b := make([]byte, 24)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		tok = hex.EncodeToString(b)
+	}
+	s := &Server{o: o, token: tok, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	page, err := s.render()
+	if err != nil {
+		return nil, err
+	}
+	s.page = page
+	return s, nil
+}
+
+// Listen listens on 127.0.0.1:port (0: a free port).
+func (s *Server) Listen(port int) (net.Listener, error) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return nil, fmt.Errorf("ui: listen: %w", err)
+	}
+	s.addr = ln.Addr().String()
+	return ln, nil
+}
+
+// URL is the address to open, token included.
+func (s *Server) URL() string { return "http://" + s.addr + "/?token=" + s.token }
+
+// Serve evaluates the exercise whenever the cluster changes and serves
+// the page on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.addr == "" {
+		s.addr = ln.Addr().String()
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	go s.evaluate(ctx)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Handler serves the page, the event stream and the actions, each behind
+// the checks of the package comment.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.handlePage)
+	mux.HandleFunc("GET /events", s.handleEvents)
+	mux.HandleFunc("POST /final", s.handleFinal)
+	return s.guard(mux)
+}
+
+// guard refuses what is not the user's own page asking.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+		if s.addr != "" && r.Host != s.addr && r.Host != strings.Replace(s.addr, "127.0.0.1", "localhost", 1) {
+			http.Error(w, "unknown host: this server answers only to "+s.addr, http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && o != "http://"+s.addr && o != "http://"+strings.Replace(s.addr, "127.0.0.1", "localhost", 1) {
+			http.Error(w, "cross-origin request refused", http.StatusForbidden)
+			return
+		}
+		if q := r.URL.Query().Get("token"); q != "" {
+			if !s.tokenOK(q) {
+				http.Error(w, "wrong token", http.StatusForbidden)
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.Redirect(w, r, r.URL.Path, http.StatusSeeOther) // the token leaves the address bar
+			return
+		}
+		c, err := r.Cookie(cookieName)
+		switch {
+		case err != nil:
+			http.Error(w, "a token is needed: open the URL kubelab printed", http.StatusUnauthorized)
+			return
+		case !s.tokenOK(c.Value):
+			http.Error(w, "wrong token", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) tokenOK(t string) bool {
+	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
+}
+
+func (s *Server) handlePage(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(s.page)
+}
+
+// handleEvents streams every evaluation, the latest first.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	for {
+		s.mu.Lock()
+		last, changed := s.last, s.changed
+		s.mu.Unlock()
+		if last != nil {
+			if _, err := fmt.Fprintf(w, "event: checks\ndata: %s\n\n", last); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// handleFinal asks for a final check (destructive checks included, no
+// patience), pushed to the page as the next evaluation.
+func (s *Server) handleFinal(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	s.final = true
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// evaluate checks the exercise now, then after each change of the
+// cluster (settled for 300ms), after each request and at least every
+// o.Every, publishing each result.
+func (s *Server) evaluate(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		final := s.final
+		s.final = false
+		s.mu.Unlock()
+		o := grade.CheckOptions{Patience: s.o.Patience}
+		if final {
+			o = grade.CheckOptions{Final: true}
+		}
+		g := grade.CheckExercise(ctx, s.o.Session, s.o.Exercise, o)
+		if ctx.Err() != nil {
+			return
+		}
+		s.publish(g, final)
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.o.Session.Changed():
+			settle(ctx, s.o.Session.Changed(), 300*time.Millisecond)
+		case <-s.kick:
+		case <-time.After(s.o.Every):
+		}
+	}
+}
+
+// settle waits until changes stop for quiet (or ctx ends).
+func settle(ctx context.Context, changes <-chan struct{}, quiet time.Duration) {
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+			t.Reset(quiet)
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// Evaluation is one evaluation of the checks, as the page receives it.
+type Evaluation struct {
+	At           time.Time    `json:"at"`
+	Final        bool         `json:"final"`
+	Score        int          `json:"score"`
+	Max          int          `json:"max"`
+	PassingScore int          `json:"passingScore"`
+	Checks       []CheckState `json:"checks"`
+}
+
+// CheckState is one check in an evaluation.
+type CheckState struct {
+	Name     string `json:"name"`
+	Points   int    `json:"points"`
+	Earned   int    `json:"earned"`
+	Status   string `json:"status"`
+	Expected string `json:"expected,omitempty"`
+	Observed string `json:"observed,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+func (s *Server) publish(g *grade.Grade, final bool) {
+	ev := Evaluation{At: time.Now(), Final: final, Score: g.Score, Max: g.Max, PassingScore: g.PassingScore}
+	for _, c := range g.Checks {
+		ev.Checks = append(ev.Checks, CheckState{Name: c.Name, Points: c.Points, Earned: c.Earned, Status: string(c.Status),
+			Expected: c.Expected, Observed: c.Observed, Note: c.Error})
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.last = data
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+//go:embed page.html
+var pageSource string
+
+var pageTmpl = template.Must(template.New("page").Parse(pageSource))
+
+// render makes the page: the statement (Markdown, raw HTML escaped) and
+// the checks with their hints, filled in live by the event stream.
+func (s *Server) render() ([]byte, error) {
+	ex := s.o.Exercise
+	var md bytes.Buffer
+	if err := goldmark.Convert([]byte(ex.Spec.Statement), &md); err != nil {
+		return nil, fmt.Errorf("ui: statement: %w", err)
+	}
+	type check struct {
+		Name, Hint string
+		Points     int
+	}
+	var checks []check
+	for _, c := range ex.Spec.Checks {
+		checks = append(checks, check{Name: c.Name, Hint: c.Hint, Points: c.Points})
+	}
+	var b bytes.Buffer
+	err := pageTmpl.Execute(&b, map[string]any{
+		"Title": ex.Metadata.Title, "Name": ex.Metadata.Name, "Statement": template.HTML(md.String()), //nolint:gosec // goldmark escapes raw HTML unless told otherwise
+		"Checks": checks, "Max": ex.MaxScore(), "Cluster": s.o.Session.Topology().Name,
+	})
+	return b.Bytes(), err
+}

@@ -1,0 +1,203 @@
+package ui_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/assertions/assertionstest"
+	"kubelab.dev/kubelab/engine/enginetest"
+	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/ui"
+)
+
+const exercise = `apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: web, title: Two web pods}
+spec:
+  statement: |
+    # Run the web pods
+    Run **two** web pods. <script>alert("x")</script>
+  submission: {kinds: [Deployment]}
+  checks:
+  - name: a web pod runs
+    points: 1
+    hint: create the Deployment
+    explanation: one pod
+    try:
+    - assert: {expr: 'len(pods("app=web")) >= 1'}
+  - name: two web pods run
+    points: 2
+    hint: scale it to two
+    explanation: two replicas
+    try:
+    - assert: {expr: 'len(pods("app=web")) == 2'}
+`
+
+func webPods(n int) assertionstest.State {
+	s := assertionstest.State{Nodes: []assertions.Node{{Name: "worker-1", Ready: true}}}
+	for i := range n {
+		s.Pods = append(s.Pods, assertions.Pod{Name: "web-" + string(rune('a'+i)), Labels: map[string]string{"app": "web"}, Phase: "Running", Ready: true})
+	}
+	return s
+}
+
+// serve starts the view of the exercise on a fake cluster showing one
+// web pod, and returns its address and the fake.
+func serve(t *testing.T) (string, *enginetest.FakeCluster) {
+	t.Helper()
+	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(exercise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, fc := enginetest.Fake(t, webPods(1))
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	sess, err := r.StartFor(ctx, "web-live", ex.Topology(), ex.Needs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = sess.Close(context.WithoutCancel(ctx), false) })
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := srv.Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://" + ln.Addr().String() + "/?token=s3cret"; srv.URL() != want {
+		t.Errorf("URL %s, want %s", srv.URL(), want)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String(), fc
+}
+
+// get sends a request without following redirects.
+func get(t *testing.T, method, url string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestRefusals: no token, a wrong one (in the URL or the cookie), another
+// Host (DNS rebinding), another Origin, an unknown path; no CORS.
+func TestRefusals(t *testing.T) {
+	addr, _ := serve(t)
+	base := "http://" + addr
+	good := map[string]string{"Cookie": "kubelab_ui=s3cret"}
+	for _, tc := range []struct {
+		name, method, path string
+		header             map[string]string
+		code               int
+	}{
+		{"no token", "GET", "/", nil, http.StatusUnauthorized},
+		{"no token on the stream", "GET", "/events", nil, http.StatusUnauthorized},
+		{"no token for an action", "POST", "/final", nil, http.StatusUnauthorized},
+		{"wrong token", "GET", "/?token=guess", nil, http.StatusForbidden},
+		{"wrong cookie", "GET", "/", map[string]string{"Cookie": "kubelab_ui=guess"}, http.StatusForbidden},
+		{"another host", "GET", "/", map[string]string{"Cookie": "kubelab_ui=s3cret", "Host": "attacker.example:80"}, http.StatusForbidden},
+		{"another origin on the stream", "GET", "/events", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://attacker.example"}, http.StatusForbidden},
+		{"another origin for an action", "POST", "/final", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://attacker.example"}, http.StatusForbidden},
+		{"unknown path", "GET", "/etc/passwd", good, http.StatusNotFound},
+		{"a page by another method", "DELETE", "/", good, http.StatusMethodNotAllowed},
+	} {
+		resp, body := get(t, tc.method, base+tc.path, tc.header)
+		if resp.StatusCode != tc.code {
+			t.Errorf("%s: %d %q, want %d", tc.name, resp.StatusCode, body, tc.code)
+		}
+		if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s: CORS header %q", tc.name, resp.Header.Get("Access-Control-Allow-Origin"))
+		}
+	}
+
+	resp, _ := get(t, "GET", base+"/?token=s3cret", nil)
+	c := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || len(c) != 1 || c[0].Value != "s3cret" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
+		t.Errorf("the token: %d to %q, cookies %+v; want a redirect to / with an HttpOnly SameSite=Strict cookie", resp.StatusCode, resp.Header.Get("Location"), c)
+	}
+	resp, page := get(t, "GET", base+"/", good)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "<h1>Run the web pods</h1>") || !strings.Contains(page, "<strong>two</strong>") ||
+		strings.Contains(page, `<script>alert("x")`) || !strings.Contains(page, "scale it to two") {
+		t.Errorf("the page (%d): want the statement as HTML, its script dropped, the hints:\n%s", resp.StatusCode, page)
+	}
+}
+
+// TestChecksTurnGreenLive: the event stream sends the checks as they are,
+// then again when the cluster changes, and a final check on request.
+func TestChecksTurnGreenLive(t *testing.T) {
+	addr, fc := serve(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/events", nil)
+	req.Header.Set("Cookie", "kubelab_ui=s3cret")
+	req.Header.Set("Origin", "http://"+addr)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("events: %d %s", resp.StatusCode, ct)
+	}
+	events := bufio.NewScanner(resp.Body)
+	next := func() ui.Evaluation {
+		t.Helper()
+		for events.Scan() {
+			if data, ok := strings.CutPrefix(events.Text(), "data: "); ok {
+				var ev ui.Evaluation
+				if err := json.Unmarshal([]byte(data), &ev); err != nil {
+					t.Fatal(err)
+				}
+				return ev
+			}
+		}
+		t.Fatalf("the stream ended: %v", events.Err())
+		return ui.Evaluation{}
+	}
+	ev := next()
+	if ev.Score != 1 || ev.Max != 3 || len(ev.Checks) != 2 || ev.Checks[1].Status != "failed" || !strings.Contains(ev.Checks[1].Observed, `len(pods("app=web")) = 1`) {
+		t.Fatalf("first evaluation: %+v", ev)
+	}
+	fc.Set(webPods(2))
+	if ev = next(); ev.Score != 3 || ev.Checks[1].Status != "passed" || ev.Final {
+		t.Fatalf("after the change: %+v", ev)
+	}
+	r, _ := get(t, "POST", "http://"+addr+"/final", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://" + addr})
+	if r.StatusCode != http.StatusAccepted {
+		t.Fatalf("final: %d", r.StatusCode)
+	}
+	if ev = next(); !ev.Final || ev.Score != 3 {
+		t.Errorf("final check: %+v", ev)
+	}
+}
