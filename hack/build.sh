@@ -17,6 +17,16 @@ if [ -z "$(ls -A "$(go env GOCACHE)" 2>/dev/null)" ] || [ -n "${KUBELAB_BUILD_VE
   echo "building $out (first build compiles Kubernetes: ~14 min on 2 cores)" >&2
 fi
 start=$(date +%s)
+# The browser view's front end (xterm.js and its fit addon, pinned by
+# ui/web/package-lock.json): its dist files go to ui/web/dist, which the
+# ui package embeds; nothing is fetched by the page at run time.
+if command -v npm > /dev/null; then
+  (cd ui/web && npm ci --no-audit --no-fund --loglevel=error > /dev/null)
+  cp ui/web/node_modules/@xterm/xterm/lib/xterm.js ui/web/node_modules/@xterm/xterm/css/xterm.css \
+    ui/web/node_modules/@xterm/addon-fit/lib/addon-fit.js ui/web/dist/
+else
+  echo "npm not found: kubelab ui will have no terminal (install npm and run hack/build.sh again)" >&2
+fi
 # -buildvcs=auto: kubelab version names the commit (some Go setups turn
 # VCS stamping off; auto still builds outside a git checkout).
 CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags "$ld" -o "$out" ./cmd/kubelab

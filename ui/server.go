@@ -53,6 +53,9 @@ type Options struct {
 	// Every re-evaluates at least this often even when nothing changes
 	// (0: 10s).
 	Every time.Duration
+	// Shell, when set, gives the page terminals: shells on PTYs with the
+	// cluster's KUBECONFIG and kubectl.
+	Shell *Shell
 }
 
 // Server is the browser view of one live exercise.
@@ -67,6 +70,8 @@ type Server struct {
 	changed chan struct{} // closed and replaced after each evaluation
 	final   bool          // the next evaluation is a final check
 	kick    chan struct{} // asks for an evaluation now
+
+	terms *terminals // nil: no terminal
 }
 
 // New prepares the server of o's exercise.
@@ -89,6 +94,9 @@ func New(o Options) (*Server, error) {
 		tok = hex.EncodeToString(b)
 	}
 	s := &Server{o: o, token: tok, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	if o.Shell != nil {
+		s.terms = &terminals{shell: *o.Shell, byID: map[string]*terminal{}}
+	}
 	page, err := s.render()
 	if err != nil {
 		return nil, err
@@ -118,6 +126,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go s.evaluate(ctx)
+	if s.terms != nil {
+		defer s.terms.close()
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -137,6 +148,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.handlePage)
 	mux.HandleFunc("GET /events", s.handleEvents)
 	mux.HandleFunc("POST /final", s.handleFinal)
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets())))
+	if s.terms != nil {
+		mux.HandleFunc("GET /term/{id}", s.handleTerm)
+	}
 	return s.guard(mux)
 }
 
@@ -145,7 +160,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
 		if s.addr != "" && r.Host != s.addr && r.Host != strings.Replace(s.addr, "127.0.0.1", "localhost", 1) {
 			http.Error(w, "unknown host: this server answers only to "+s.addr, http.StatusForbidden)
 			return
@@ -333,6 +348,7 @@ func (s *Server) render() ([]byte, error) {
 	err := pageTmpl.Execute(&b, map[string]any{
 		"Title": ex.Metadata.Title, "Name": ex.Metadata.Name, "Statement": template.HTML(md.String()), //nolint:gosec // goldmark escapes raw HTML unless told otherwise
 		"Checks": checks, "Max": ex.MaxScore(), "Cluster": s.o.Session.Topology().Name,
+		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(),
 	})
 	return b.Bytes(), err
 }

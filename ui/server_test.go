@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/assertions/assertionstest"
 	"kubelab.dev/kubelab/engine/enginetest"
@@ -200,4 +202,94 @@ func TestChecksTurnGreenLive(t *testing.T) {
 	if ev = next(); !ev.Final || ev.Score != 3 {
 		t.Errorf("final check: %+v", ev)
 	}
+}
+
+// TestTerminal: a shell on a PTY behind a WebSocket, with the cluster's
+// KUBECONFIG and a kubectl on PATH; it takes keystrokes and sizes, and a
+// page that reconnects (a reload) gets its recent output again. Another
+// Origin is refused.
+func TestTerminal(t *testing.T) {
+	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(exercise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := enginetest.Fake(t, webPods(1))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	sess, err := r.StartFor(ctx, "web-term", ex.Topology(), ex.Needs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(context.WithoutCancel(ctx), false)
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Every: time.Minute, Shell: &ui.Shell{
+		Command: []string{"/bin/sh"}, Env: []string{"KUBECONFIG=/lab/admin.kubeconfig", "PS1=$ "},
+		Kubectl: []string{"/bin/echo", "kubectl of the lab:"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := srv.Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	addr := ln.Addr().String()
+
+	if _, _, err := websocket.Dial(ctx, "ws://"+addr+"/term/t1", &websocket.DialOptions{HTTPHeader: http.Header{
+		"Cookie": {"kubelab_ui=s3cret"}, "Origin": {"http://attacker.example"}}}); err == nil {
+		t.Error("a WebSocket from another Origin was accepted")
+	}
+	if _, _, err := websocket.Dial(ctx, "ws://"+addr+"/term/t1", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://" + addr}}}); err == nil {
+		t.Error("a WebSocket without the token was accepted")
+	}
+	dial := func() *websocket.Conn {
+		t.Helper()
+		c, _, err := websocket.Dial(ctx, "ws://"+addr+"/term/t1", &websocket.DialOptions{HTTPHeader: http.Header{
+			"Cookie": {"kubelab_ui=s3cret"}, "Origin": {"http://" + addr}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// readUntil reads output until it holds want.
+	readUntil := func(c *websocket.Conn, want string) string {
+		t.Helper()
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer rcancel()
+		var got strings.Builder
+		for !strings.Contains(got.String(), want) {
+			_, b, err := c.Read(rctx)
+			if err != nil {
+				t.Fatalf("reading for %q: %v; got:\n%s", want, err, got.String())
+			}
+			got.Write(b)
+		}
+		return got.String()
+	}
+	send := func(c *websocket.Conn, m map[string]any) {
+		t.Helper()
+		b, _ := json.Marshal(m)
+		if err := c.Write(ctx, websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := dial()
+	send(c, map[string]any{"type": "resize", "cols": 100, "rows": 40})
+	send(c, map[string]any{"type": "input", "data": "echo \"cfg=$KUBECONFIG\"; stty size; kubectl get pods\n"})
+	out := readUntil(c, "kubectl of the lab: get pods")
+	if !strings.Contains(out, "cfg=/lab/admin.kubeconfig") || !strings.Contains(out, "40 100") {
+		t.Errorf("the shell's environment or size:\n%s", out)
+	}
+	c.Close(websocket.StatusNormalClosure, "reload")
+
+	c = dial() // the page again: the shell is the same, its output replayed
+	defer c.CloseNow()
+	replay := readUntil(c, "cfg=/lab/admin.kubeconfig")
+	if !strings.Contains(replay, "kubectl of the lab: get pods") {
+		t.Errorf("the reconnected page lacks the earlier output:\n%s", replay)
+	}
+	send(c, map[string]any{"type": "input", "data": "echo still-$((40+2))\n"})
+	readUntil(c, "still-42")
 }

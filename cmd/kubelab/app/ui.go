@@ -39,7 +39,10 @@ removes that cluster when you stop ui; without, it attaches to the
 exercise the cluster already runs and leaves it as it is.
 
 The URL carries a random token: only a browser that opened it gets in
-(it becomes an HttpOnly, SameSite=Strict cookie). Ctrl-C stops ui.`,
+(it becomes an HttpOnly, SameSite=Strict cookie). The page has
+terminals (tabs, kept across reloads): your shell, as you, with the
+cluster's KUBECONFIG and a kubectl that reaches it. Ctrl-C stops ui and
+its shells.`,
 		Example: `  kubelab ui exercises/fix-service-selector
   kubelab exercise start exercises/fix-pending-pods --name mine && kubelab ui --name mine --no-browser`,
 		Args: cobra.MaximumNArgs(1),
@@ -93,7 +96,16 @@ func runUI(ctx context.Context, g *globals, f *uiFlags, args []string) error {
 		return cannotRun(err)
 	}
 	defer s.Close(context.WithoutCancel(ctx), true)
-	srv, err := ui.New(ui.Options{Exercise: ex, Session: s, Patience: f.patience})
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	kubectl := []string{bin, "kubectl", "--name", g.name}
+	if g.home != "" {
+		kubectl = append(kubectl, "--home", g.home)
+	}
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: s, Patience: f.patience,
+		Shell: &ui.Shell{Env: []string{"KUBECONFIG=" + b.Access().Kubeconfig}, Kubectl: kubectl}})
 	if err != nil {
 		return err
 	}
