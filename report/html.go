@@ -15,9 +15,10 @@ import (
 var files embed.FS
 
 var page = template.Must(template.New("html.tmpl").Funcs(template.FuncMap{
-	"secs":  func(s float64) string { return fmt.Sprintf("%.2fs", s) },
-	"lower": strings.ToLower,
-	"join":  strings.Join,
+	"secs":        func(s float64) string { return fmt.Sprintf("%.2fs", s) },
+	"lower":       strings.ToLower,
+	"join":        strings.Join,
+	"timelineCSS": TimelineCSS,
 }).ParseFS(files, "html.tmpl"))
 
 // SVG primitives, laid out in Go and written by the template.
@@ -45,11 +46,45 @@ type (
 
 type labView struct {
 	Lab
-	Timeline svg
-	Lanes    int
-	Markers  int
-	Traces   []traceView
-	Sched    []schedView
+	TL     timelineView
+	Traces []traceView
+	Sched  []schedView
+}
+
+// timelineView is a drawn timeline with its counts (for tests and the
+// page's data attributes).
+type timelineView struct {
+	Svg            svg
+	Lanes, Markers int
+}
+
+// timelineCSS styles a drawn timeline, in the report and in kubelab ui.
+const timelineCSS = `svg{background:#fff;border:1px solid #e4e7ed;border-radius:6px}
+svg text{font:11px system-ui,sans-serif;fill:#1d2330}
+.lane{fill:#f6f7f9}.seg{stroke:#fff;stroke-width:.5}
+.seg.leader{fill:#1565c0}.seg.follower{fill:#90caf9}.seg.down{fill:#c62828}
+.seg.held{fill:#6a1b9a}.seg.released{fill:#bdbdbd}.seg.ready{fill:#43a047}.seg.notready{fill:#e53935}
+.seg.passed{fill:#81c784}.seg.failed{fill:#e57373}.seg.running{fill:#ffd54f}.seg.errored{fill:#ce93d8}
+svg rect.seg + text{fill:#fff}
+path.count-line{fill:none;stroke:#ef6c00;stroke-width:1.5}
+.marker{stroke:#c62828;stroke-width:1.5;stroke-dasharray:4 3}.marker-label{fill:#c62828;font-weight:600}
+.recovery{fill:#ffb300}.recovery-label{fill:#6d4c00}
+.tick{stroke:#8a94a6}.tick-label{fill:#5a6478}
+`
+
+// TimelineCSS is the style sheet of TimelineSVG's drawing.
+func TimelineCSS() template.CSS { return template.CSS(timelineCSS) }
+
+// TimelineSVG draws the timeline of a lab as the HTML report does: the
+// swimlanes (steps, etcd members, lease holders, nodes, pods), fault
+// markers and recovery spans, as one SVG element (style: TimelineCSS).
+func TimelineSVG(l Lab) (template.HTML, error) {
+	pic := Timeline(l)
+	var b strings.Builder
+	if err := page.ExecuteTemplate(&b, "timeline", timelineView{Svg: drawTimeline(pic), Lanes: len(pic.Lanes), Markers: len(pic.Markers)}); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil //nolint:gosec // the template escaped every text
 }
 
 type traceView struct {
@@ -67,7 +102,7 @@ func HTML(w io.Writer, jsonReport []byte) error {
 	var views []labView
 	for _, l := range labs {
 		pic := Timeline(l)
-		v := labView{Lab: l, Timeline: drawTimeline(pic), Lanes: len(pic.Lanes), Markers: len(pic.Markers)}
+		v := labView{Lab: l, TL: timelineView{Svg: drawTimeline(pic), Lanes: len(pic.Lanes), Markers: len(pic.Markers)}}
 		for _, d := range l.Scheduling {
 			v.Sched = append(v.Sched, schedulingView(d))
 		}

@@ -148,3 +148,120 @@ func TestExerciseInChromium(t *testing.T) {
 		t.Errorf("kubelab ui did not remove the cluster it started:\n%s", stderr.String())
 	}
 }
+
+// TestMachineryInChromium: on a cluster of 3 etcd members, kubelab ui
+// shows the Raft table; Chromium clicks "kill the etcd leader" and sees
+// another member lead and the fault marked on the timeline; a request
+// RBAC forbids, typed into the terminal, shows in the pipeline panel
+// stopped at authorization, with the RBAC reason. With
+// KUBELAB_SCREENSHOTS=DIR it saves the page (docs/ui-machinery.png).
+func TestMachineryInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a cluster and a browser; skipped with -short")
+	}
+	browser := chromium(t)
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	home := t.TempDir()
+	kubelab := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append(args, "--home", home, "--name", "ui-machinery")...)
+		cmd.Env = append(os.Environ(), "SHELL=/bin/sh")
+		return cmd
+	}
+	if out, err := kubelab("up", "--etcd", "3").CombinedOutput(); err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	defer func() {
+		if out, err := kubelab("down").CombinedOutput(); err != nil {
+			t.Errorf("down: %v\n%s", err, out)
+		}
+	}()
+	ui := kubelab("ui", "--no-browser")
+	stdout, err := ui.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	ui.Stderr = &stderr
+	if err := ui.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = ui.Process.Signal(syscall.SIGINT)
+		if err := ui.Wait(); err != nil {
+			t.Errorf("kubelab ui after Ctrl-C: %v\n%s", err, stderr.String())
+		}
+	}()
+	sc := bufio.NewScanner(stdout)
+	url := ""
+	for sc.Scan() {
+		if i := strings.Index(sc.Text(), "http://"); i >= 0 {
+			url = sc.Text()[i:]
+			break
+		}
+	}
+	if url == "" {
+		t.Fatalf("kubelab ui printed no URL:\n%s", stderr.String())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	alloc, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1300),
+		chromedp.UserDataDir(t.TempDir()))...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(alloc)
+	defer bcancel()
+
+	leaderJS := `(() => { const r = Array.from(document.querySelectorAll("#raft tr[data-member]")).find(r => r.cells[1].textContent === "leader"); return r ? r.dataset.member : ""; })()`
+	err = chromedp.Do(bctx,
+		chromedp.Navigate(url),
+		chromedp.Poll[chromedp.Void](leaderJS+` !== ""`, chromedp.WithPollingTimeout(60*time.Second)),
+	)
+	if err != nil {
+		t.Fatalf("the Raft table: %v\n%s", err, stderr.String())
+	}
+	before, err := chromedp.Run(bctx, chromedp.Evaluate[string](leaderJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(bctx,
+		chromedp.Click(chromedp.CSS(`#faults button[data-kind="kill"][data-target="etcd-leader"]`)),
+		chromedp.Poll[chromedp.Void](leaderJS+` !== "" && `+leaderJS+` !== "`+before+`"`, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#timeline svg line.marker") !== null`, chromedp.WithPollingTimeout(30*time.Second)),
+	)
+	if err != nil {
+		page, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("machinery").innerText`))
+		t.Fatalf("after killing the etcd leader %s: %v\n%s", before, err, page)
+	}
+	err = chromedp.Do(bctx,
+		chromedp.WaitVisible(chromedp.CSS(`.term.on .xterm-helper-textarea`)),
+		chromedp.Click(chromedp.CSS(`.term.on .xterm-screen`)),
+		chromedp.Focus(chromedp.CSS(`.term.on .xterm-helper-textarea`)),
+		typeText("kubectl get secrets --as=system:serviceaccount:default:nobody"),
+		chromedp.KeyEvent("\r"),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#pipeline .request[data-stage="authorization"]') !== null`, chromedp.WithPollingTimeout(60*time.Second)),
+	)
+	if err != nil {
+		page, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("machinery").innerText`))
+		t.Fatalf("the forbidden request in the pipeline: %v\n%s", err, page)
+	}
+	row, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#pipeline .request[data-stage="authorization"]').innerText`))
+	if err != nil || !strings.Contains(row, "authorization: refused by RBAC") || !strings.Contains(row, "system:serviceaccount:default:nobody") {
+		t.Errorf("the forbidden request's row: %q (%v)", row, err)
+	}
+	if dir := os.Getenv("KUBELAB_SCREENSHOTS"); dir != "" {
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "ui-machinery.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -34,6 +34,7 @@ import (
 
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/report"
 )
 
 // cookieName is the cookie that carries the token after the first visit.
@@ -41,7 +42,8 @@ const cookieName = "kubelab_ui"
 
 // Options configure a Server.
 type Options struct {
-	// Exercise is the exercise the cluster runs.
+	// Exercise is the exercise the cluster runs (nil: a cluster without
+	// one; the page shows its machinery and terminals).
 	Exercise *grade.Exercise
 	// Session is the exercise's live cluster (set up already).
 	Session *engine.Session
@@ -51,7 +53,7 @@ type Options struct {
 	// check --watch's --patience does (0: 5s).
 	Patience time.Duration
 	// Every re-evaluates at least this often even when nothing changes
-	// (0: 10s).
+	// (0: 5s): etcd's Raft state is read, not watched.
 	Every time.Duration
 	// Shell, when set, gives the page terminals: shells on PTYs with the
 	// cluster's KUBECONFIG and kubectl.
@@ -76,14 +78,14 @@ type Server struct {
 
 // New prepares the server of o's exercise.
 func New(o Options) (*Server, error) {
-	if o.Exercise == nil || o.Session == nil {
-		return nil, errors.New("ui: an exercise and its live session are needed")
+	if o.Session == nil {
+		return nil, errors.New("ui: a live session is needed")
 	}
 	if o.Patience <= 0 {
 		o.Patience = 5 * time.Second
 	}
 	if o.Every <= 0 {
-		o.Every = 10 * time.Second
+		o.Every = 5 * time.Second
 	}
 	tok := o.Token
 	if tok == "" {
@@ -148,6 +150,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.handlePage)
 	mux.HandleFunc("GET /events", s.handleEvents)
 	mux.HandleFunc("POST /final", s.handleFinal)
+	mux.HandleFunc("POST /fault", s.handleFault)
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets())))
 	if s.terms != nil {
 		mux.HandleFunc("GET /term/{id}", s.handleTerm)
@@ -233,11 +236,16 @@ func (s *Server) handleFinal(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	s.final = true
 	s.mu.Unlock()
+	s.kickNow()
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// kickNow asks for an evaluation now.
+func (s *Server) kickNow() {
 	select {
 	case s.kick <- struct{}{}:
 	default:
 	}
-	w.WriteHeader(http.StatusAccepted)
 }
 
 // evaluate checks the exercise now, then after each change of the
@@ -253,7 +261,10 @@ func (s *Server) evaluate(ctx context.Context) {
 		if final {
 			o = grade.CheckOptions{Final: true}
 		}
-		g := grade.CheckExercise(ctx, s.o.Session, s.o.Exercise, o)
+		g := &grade.Grade{}
+		if s.o.Exercise != nil {
+			g = grade.CheckExercise(ctx, s.o.Session, s.o.Exercise, o)
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -293,6 +304,8 @@ type Evaluation struct {
 	Max          int          `json:"max"`
 	PassingScore int          `json:"passingScore"`
 	Checks       []CheckState `json:"checks"`
+	// Machinery is the cluster's machinery at the evaluation.
+	Machinery Machinery `json:"machinery"`
 }
 
 // CheckState is one check in an evaluation.
@@ -307,7 +320,7 @@ type CheckState struct {
 }
 
 func (s *Server) publish(g *grade.Grade, final bool) {
-	ev := Evaluation{At: time.Now(), Final: final, Score: g.Score, Max: g.Max, PassingScore: g.PassingScore}
+	ev := Evaluation{At: time.Now(), Final: final, Score: g.Score, Max: g.Max, PassingScore: g.PassingScore, Machinery: s.machinery()}
 	for _, c := range g.Checks {
 		ev.Checks = append(ev.Checks, CheckState{Name: c.Name, Points: c.Points, Earned: c.Earned, Status: string(c.Status),
 			Expected: c.Expected, Observed: c.Observed, Note: c.Error})
@@ -332,6 +345,13 @@ var pageTmpl = template.Must(template.New("page").Parse(pageSource))
 // the checks with their hints, filled in live by the event stream.
 func (s *Server) render() ([]byte, error) {
 	ex := s.o.Exercise
+	cname := s.o.Session.Topology().Name
+	if ex == nil {
+		var b bytes.Buffer
+		err := pageTmpl.Execute(&b, map[string]any{"Title": "cluster " + cname, "Cluster": cname,
+			"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(), "Stages": pipelineStages})
+		return b.Bytes(), err
+	}
 	var md bytes.Buffer
 	if err := goldmark.Convert([]byte(ex.Spec.Statement), &md); err != nil {
 		return nil, fmt.Errorf("ui: statement: %w", err)
@@ -347,8 +367,9 @@ func (s *Server) render() ([]byte, error) {
 	var b bytes.Buffer
 	err := pageTmpl.Execute(&b, map[string]any{
 		"Title": ex.Metadata.Title, "Name": ex.Metadata.Name, "Statement": template.HTML(md.String()), //nolint:gosec // goldmark escapes raw HTML unless told otherwise
-		"Checks": checks, "Max": ex.MaxScore(), "Cluster": s.o.Session.Topology().Name,
-		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(),
+		"Exercise": true, "Checks": checks, "Max": ex.MaxScore(), "Cluster": cname,
+		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(),
+		"Stages": pipelineStages,
 	})
 	return b.Bytes(), err
 }

@@ -293,3 +293,74 @@ func TestTerminal(t *testing.T) {
 	send(c, map[string]any{"type": "input", "data": "echo still-$((40+2))\n"})
 	readUntil(c, "still-42")
 }
+
+// TestMachineryAndFaults: each evaluation carries the machinery (the
+// timeline drawn as the report draws it, the faults offered); a fault the
+// page offers runs as a lab operation and shows on the timeline; one it
+// does not offer is refused.
+func TestMachineryAndFaults(t *testing.T) {
+	addr, _ := serve(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/events", nil)
+	req.Header.Set("Cookie", "kubelab_ui=s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewScanner(resp.Body)
+	events.Buffer(make([]byte, 1<<20), 1<<20)
+	next := func() ui.Evaluation {
+		t.Helper()
+		for events.Scan() {
+			if data, ok := strings.CutPrefix(events.Text(), "data: "); ok {
+				var ev ui.Evaluation
+				if err := json.Unmarshal([]byte(data), &ev); err != nil {
+					t.Fatal(err)
+				}
+				return ev
+			}
+		}
+		t.Fatalf("the stream ended: %v", events.Err())
+		return ui.Evaluation{}
+	}
+	m := next().Machinery
+	if !strings.HasPrefix(m.Timeline, `<svg class="timeline"`) {
+		t.Errorf("timeline: %.200q", m.Timeline)
+	}
+	offered := map[string]bool{}
+	for _, f := range m.Faults {
+		offered[f.Kind+" "+f.Target] = true
+	}
+	if !offered["kill scheduler-leader"] || !offered["start kube-scheduler-1"] || !offered["nodeDown worker-1"] {
+		t.Errorf("faults offered: %v", m.Faults)
+	}
+	post := func(body string) (int, string) {
+		r, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/fault", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Cookie", "kubelab_ui=s3cret")
+		r.Header.Set("Origin", "http://"+addr)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post(`{"kind": "kill", "target": "load-balancer"}`); code != http.StatusBadRequest {
+		t.Errorf("a fault the page does not offer: %d %s", code, body)
+	}
+	if code, body := post(`{"kind": "start", "target": "kube-scheduler-1"}`); code != http.StatusOK || !strings.Contains(body, `"status":"passed"`) {
+		t.Fatalf("start kube-scheduler-1: %d %s", code, body)
+	}
+	for i := 0; i < 5; i++ {
+		if m = next().Machinery; strings.Contains(m.Timeline, "start") {
+			return
+		}
+	}
+	t.Errorf("the fault is not on the timeline:\n%s", m.Timeline)
+}

@@ -19,6 +19,7 @@ import (
 )
 
 type upFlags struct {
+	ui      bool
 	backend string
 	config  string
 	topo    cluster.Topology
@@ -44,10 +45,20 @@ func newUpCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return invalid(err)
 			}
-			return up(cmd.Context(), g, f.backend, t)
+			if err := up(cmd.Context(), g, f.backend, t); err != nil || !f.ui {
+				return err
+			}
+			// --ui: the cluster's view in the browser, until Ctrl-C removes both.
+			g.interruptEndsNormally = true
+			b, err := openBackend(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			return serveUI(cmd.Context(), g, &uiFlags{patience: 5 * time.Second}, b, nil, true)
 		},
 	}
 	fl := cmd.Flags()
+	fl.BoolVar(&f.ui, "ui", false, "then serve the cluster's machinery and terminals in the browser (kubelab ui); Ctrl-C stops it and removes the cluster")
 	fl.StringVar(&f.backend, "backend", backendEmbedded, "where components run: embedded (local processes, simulated nodes) or docker (containers, real kubelets)")
 	fl.StringVar(&f.config, "config", "", "topology file (YAML, fields as in a lab's spec.cluster); flags given explicitly override it")
 	fl.IntVar(&f.topo.Etcd, "etcd", 1, "etcd members (1, 3 or 5)")

@@ -104,6 +104,7 @@ func liveRunner(g *globals, progress bool) (*engine.Runner, error) {
 
 func newExerciseStartCommand(g *globals) *cobra.Command {
 	var backend string
+	var withUI bool
 	var kf kubeFlags
 	cmd := &cobra.Command{
 		Use:   "start EXERCISE",
@@ -139,9 +140,19 @@ to remove the cluster.`,
 			if err := backends.Check(backend, g.backendOpts("", false, &kf)); err != nil {
 				return invalid(err)
 			}
-			return startExercise(cmd.Context(), g, backend, &kf, ex)
+			if err := startExercise(cmd.Context(), g, backend, &kf, ex); err != nil || !withUI {
+				return err
+			}
+			// --ui: the exercise in the browser, until Ctrl-C removes it.
+			g.interruptEndsNormally = true
+			b, ex, err := openExercise(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			return serveUI(cmd.Context(), g, &uiFlags{patience: 5 * time.Second}, b, ex, true)
 		},
 	}
+	cmd.Flags().BoolVar(&withUI, "ui", false, "then serve the exercise in the browser (kubelab ui): statement, live checks, terminals, the machinery; Ctrl-C stops it and removes the cluster")
 	cmd.Flags().StringVar(&backend, "backend", backendEmbedded, "where the cluster runs: embedded, docker, or kubeconfig (an existing cluster: --kubeconfig)")
 	kf.add(cmd.Flags())
 	return cmd

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,13 @@ usual (the KUBECONFIG line of exercise start).
 
 With EXERCISE, ui first starts it, as kubelab exercise start does, and
 removes that cluster when you stop ui; without, it attaches to the
-exercise the cluster already runs and leaves it as it is.
+cluster --name (and the exercise it runs, if any) and leaves it as it
+is. Every view shows the machinery, live: the etcd members and who
+leads, the lease holders, the timeline swimlanes, the requests the
+apiservers refused drawn through the request pipeline (authentication,
+authorization, admission, validation) to the stage that stopped them,
+and buttons for faults (kill the etcd, scheduler or controller-manager
+leader, take a node down), marked on the timeline.
 
 The URL carries a random token: only a browser that opened it gets in
 (it becomes an HttpOnly, SameSite=Strict cookie). The page has
@@ -61,7 +68,7 @@ its shells.`,
 }
 
 func runUI(ctx context.Context, g *globals, f *uiFlags, args []string) error {
-	var booted cluster.Backend
+	booted := false
 	if len(args) == 1 {
 		ex, err := grade.LoadExercise(g.coursePath(args[0]))
 		if err != nil {
@@ -73,25 +80,38 @@ func runUI(ctx context.Context, g *globals, f *uiFlags, args []string) error {
 		if err := startExercise(ctx, g, f.backend, &f.kube, ex); err != nil {
 			return err
 		}
-		defer func() {
-			if booted != nil {
-				_ = booted.Down(context.WithoutCancel(ctx))
-				fmt.Fprintf(g.streams.Err, "removed cluster %q\n", g.name)
-			}
-		}()
+		booted = true
 	}
 	b, ex, err := openExercise(ctx, g)
+	if errors.Is(err, ErrNoExercise) {
+		// A cluster without an exercise: its machinery and terminals.
+		b, ex, err = nil, nil, nil
+		b, err = openBackend(ctx, g)
+	}
 	if err != nil {
 		return err
 	}
-	if len(args) == 1 {
-		booted = b
+	return serveUI(ctx, g, f, b, ex, booted)
+}
+
+// serveUI serves the view of cluster b (and of the exercise it runs, if
+// any) until ctx ends; a cluster ui booted (booted) is removed then.
+func serveUI(ctx context.Context, g *globals, f *uiFlags, b cluster.Backend, ex *grade.Exercise, booted bool) error {
+	if booted {
+		defer func() {
+			_ = b.Down(context.WithoutCancel(ctx))
+			fmt.Fprintf(g.streams.Err, "removed cluster %q\n", g.name)
+		}()
 	}
 	r, err := liveRunner(g, false)
 	if err != nil {
 		return err
 	}
-	s, err := r.Attach(ctx, ex.Metadata.Name, b)
+	name := g.name
+	if ex != nil {
+		name = ex.Metadata.Name
+	}
+	s, err := r.Attach(ctx, name, b)
 	if err != nil {
 		return cannotRun(err)
 	}
@@ -113,9 +133,13 @@ func runUI(ctx context.Context, g *globals, f *uiFlags, args []string) error {
 	if err != nil {
 		return invalid(err)
 	}
-	fmt.Fprintf(g.streams.Out, "kubelab ui for exercise %s on cluster %q: %s\n", ex.Metadata.Name, g.name, srv.URL())
+	what := "cluster " + strconv.Quote(g.name)
+	if ex != nil {
+		what = "exercise " + ex.Metadata.Name + " on " + what
+	}
+	fmt.Fprintf(g.streams.Out, "kubelab ui for %s: %s\n", what, srv.URL())
 	fmt.Fprintf(g.streams.Err, "Work with kubectl (export KUBECONFIG=%s); Ctrl-C stops ui%s.\n", b.Access().Kubeconfig,
-		map[bool]string{true: " and removes the cluster", false: ""}[booted != nil])
+		map[bool]string{true: " and removes the cluster", false: ""}[booted])
 	if !f.noBrowser {
 		openBrowser(srv.URL())
 	}

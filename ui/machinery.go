@@ -1,0 +1,202 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/report"
+)
+
+// Machinery is what the page draws of the cluster's machinery, sent with
+// each evaluation: who leads etcd and holds each lease, the timeline as
+// the HTML report draws it, the latest refused requests with the stage of
+// the request pipeline that stopped them, and the faults the page can
+// cause. What the backend cannot show says so (Notes) instead of staying
+// empty.
+type Machinery struct {
+	Raft     *assertions.Raft  `json:"raft,omitempty"`
+	Leaders  map[string]string `json:"leaders,omitempty"`
+	Timeline string            `json:"timeline"`
+	Refused  []Refusal         `json:"refused"`
+	Faults   []Fault           `json:"faults"`
+	// Notes say, by panel (raft, pipeline, faults), why it is empty.
+	Notes map[string]string `json:"notes,omitempty"`
+}
+
+// Refusal is a request the apiserver refused, with where in its pipeline
+// (authentication, authorization, admission, validation) and why.
+type Refusal struct {
+	Time     time.Time `json:"time"`
+	User     string    `json:"user"`
+	Verb     string    `json:"verb"`
+	Resource string    `json:"resource"`
+	Code     int       `json:"code"`
+	Stage    string    `json:"stage"`
+	By       string    `json:"by,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+}
+
+// Fault is a fault or repair the page offers: an operation kind of lab
+// files and its target, run as a lab would run it.
+type Fault struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	Label  string `json:"label"`
+}
+
+// pipelineStages are the request pipeline in order; a refused request is
+// drawn stopping at its stage.
+var pipelineStages = []string{"authentication", "authorization", "admission", "validation", "etcd"}
+
+// faults are what the page offers for the topology and capabilities.
+func faults(t cluster.Topology, caps map[cluster.Capability]bool) []Fault {
+	if !caps[cluster.CapComponentFaults] {
+		return nil
+	}
+	var out []Fault
+	if t.Etcd >= 3 && caps[cluster.CapEtcdRaft] {
+		out = append(out, Fault{"kill", "etcd-leader", "kill the etcd leader"}, Fault{"start", "etcd-leader", ""})
+	}
+	if t.Schedulers >= 1 {
+		out = append(out, Fault{"kill", "scheduler-leader", "kill the scheduler leader"})
+	}
+	if t.ControllerManagers >= 1 {
+		out = append(out, Fault{"kill", "controller-manager-leader", "kill the controller-manager leader"})
+	}
+	if caps[cluster.CapNodeDown] {
+		for _, n := range t.Nodes {
+			out = append(out, Fault{"nodeDown", n.Name, "take " + n.Name + " down"}, Fault{"nodeUp", n.Name, "bring " + n.Name + " up"})
+		}
+	}
+	// Every component that can be stopped can be started again.
+	for _, c := range clusterComponents(t) {
+		out = append(out, Fault{"start", c, "start " + c})
+	}
+	return slices.DeleteFunc(out, func(f Fault) bool { return f.Label == "" })
+}
+
+// clusterComponents are the control-plane components of t, by name.
+func clusterComponents(t cluster.Topology) []string {
+	var out []string
+	for _, g := range []struct {
+		role cluster.Role
+		n    int
+	}{{cluster.RoleEtcd, t.Etcd}, {cluster.RoleScheduler, t.Schedulers}, {cluster.RoleControllerManager, t.ControllerManagers}} {
+		for i := 1; i <= g.n; i++ {
+			out = append(out, fmt.Sprintf("%s-%d", g.role, i))
+		}
+	}
+	return out
+}
+
+// machinery reads the cluster's machinery now.
+func (s *Server) machinery() Machinery {
+	sess := s.o.Session
+	caps := cluster.CapabilitiesOf(sess.Cluster().Backend)
+	m := Machinery{Notes: map[string]string{}, Leaders: map[string]string{}, Refused: []Refusal{}}
+	if caps[cluster.CapEtcdRaft] {
+		if v, err := sess.Eval("raft"); err == nil {
+			if r, ok := v.(assertions.Raft); ok {
+				m.Raft = &r
+			}
+		}
+	} else {
+		m.Notes["raft"] = "this backend cannot read etcd's Raft state (an existing cluster's etcd is not kubelab's)"
+	}
+	for _, l := range []string{"kube-scheduler", "kube-controller-manager"} {
+		if v, err := sess.Eval(fmt.Sprintf("leader(%q)", l)); err == nil {
+			if h, _ := v.(string); h != "" {
+				m.Leaders[l] = h
+			}
+		}
+	}
+	lab := report.Lab{}
+	for _, e := range sess.Timeline() {
+		lab.Timeline = append(lab.Timeline, report.Event{At: e.At.Seconds(), Kind: e.Kind, Subject: e.Subject, Detail: e.Detail})
+	}
+	for _, r := range sess.Recovery() {
+		lab.Recovery = append(lab.Recovery, report.Recovery{Fault: r.Fault, Event: r.Event, After: r.After.Seconds(), FaultAt: r.FaultAt.Seconds(), Describe: r.Describe})
+	}
+	if svg, err := report.TimelineSVG(lab); err == nil {
+		m.Timeline = string(svg)
+	}
+	if caps[cluster.CapAuditLog] {
+		if v, err := sess.Eval(`filter(audit({}), .refusal != "")`); err == nil {
+			if evs, ok := v.([]any); ok {
+				for _, e := range evs {
+					if a, ok := e.(assertions.AuditEvent); ok {
+						m.Refused = append(m.Refused, refusalOf(a))
+					}
+				}
+			}
+		}
+		if len(m.Refused) > 10 {
+			m.Refused = m.Refused[len(m.Refused)-10:]
+		}
+	} else {
+		m.Notes["pipeline"] = "the apiservers' audit log is not read on this cluster, so the request pipeline cannot be drawn"
+	}
+	m.Faults = faults(sess.Topology(), caps)
+	if len(m.Faults) == 0 {
+		m.Notes["faults"] = "this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)"
+	}
+	return m
+}
+
+// refusalOf is an audit event as the pipeline panel draws it.
+func refusalOf(a assertions.AuditEvent) Refusal {
+	res := a.Resource
+	if a.Subresource != "" {
+		res += "/" + a.Subresource
+	}
+	if a.Name != "" {
+		res += " " + a.Name
+	}
+	if a.Namespace != "" {
+		res += " (" + a.Namespace + ")"
+	}
+	reason := a.Why
+	if reason == "" {
+		reason = a.Message
+	}
+	return Refusal{Time: a.Time, User: a.User, Verb: a.Verb, Resource: res, Code: a.Code, Stage: a.Refusal, By: a.RefusedBy, Reason: reason}
+}
+
+// handleFault runs a fault the page offers, as a lab operation (so the
+// timeline marks it), and asks for an evaluation.
+func (s *Server) handleFault(w http.ResponseWriter, r *http.Request) {
+	var f Fault
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&f); err != nil {
+		http.Error(w, "want {kind, target}", http.StatusBadRequest)
+		return
+	}
+	sess := s.o.Session
+	offered := faults(sess.Topology(), cluster.CapabilitiesOf(sess.Cluster().Backend))
+	if !slices.ContainsFunc(offered, func(o Fault) bool { return o.Kind == f.Kind && o.Target == f.Target }) {
+		http.Error(w, "not a fault this page offers", http.StatusBadRequest)
+		return
+	}
+	body := map[string]any{"target": f.Target}
+	if f.Kind == "nodeDown" || f.Kind == "nodeUp" {
+		body = map[string]any{"node": f.Target}
+	}
+	src, _ := json.Marshal(map[string]any{f.Kind: body})
+	op, err := sess.Prepare(string(src), "")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Minute)
+	defer cancel()
+	res := sess.Exec(ctx, op)
+	s.kickNow()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": string(res.Status), "output": strings.TrimSpace(res.Output), "error": res.Error})
+}
