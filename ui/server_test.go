@@ -52,7 +52,7 @@ func webPods(n int) assertionstest.State {
 
 // serve starts the view of the exercise on a fake cluster showing one
 // web pod, and returns its address and the fake.
-func serve(t *testing.T) (string, *enginetest.FakeCluster) {
+func serve(t testing.TB) (string, *enginetest.FakeCluster) {
 	t.Helper()
 	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(exercise))
 	if err != nil {

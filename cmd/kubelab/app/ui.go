@@ -63,7 +63,7 @@ its shells.`,
 	f.kube.add(fl)
 	fl.IntVar(&f.port, "port", 0, "port on 127.0.0.1 (0: a free one)")
 	fl.BoolVar(&f.noBrowser, "no-browser", false, "print the URL only; do not open a browser")
-	fl.DurationVar(&f.patience, "patience", 5*time.Second, "time each non-destructive check gets to pass in a live evaluation")
+	fl.DurationVar(&f.patience, "patience", 2*time.Second, "time each non-destructive check gets to pass in a live evaluation (short: the page shows the cluster as it is, and re-evaluates on every change)")
 	return cmd
 }
 
