@@ -121,6 +121,10 @@ type Result struct {
 	Score *GradeScore `json:"score,omitempty"`
 	// Kubeconfig of a cluster kept after failure.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Pipeline are the requests the apiservers refused during the run,
+	// each with the stage of the request pipeline that stopped it (when
+	// the cluster's audit log is read).
+	Pipeline []PipelineRequest `json:"pipeline,omitempty"`
 	// Drill is set on the last scenario of an interview drill: the
 	// question, the learner's answer, the model answer, and how the
 	// answer fared on each key point with the cluster's evidence.
@@ -284,6 +288,7 @@ func (r *Runner) Run(ctx context.Context, lab *load.Lab) (*Result, error) {
 	stopWatch()
 	res.Timeline = x.tl.events()
 	res.Traces = traces(ctx, live, res.Timeline)
+	res.Pipeline = refused(ctx, live, x.start)
 	res.Scheduling = live.AskedScheduling()
 	res.Recovery = Recoveries(res.Timeline)
 	res.Duration = time.Since(res.Started)

@@ -19,6 +19,7 @@ var page = template.Must(template.New("html.tmpl").Funcs(template.FuncMap{
 	"lower":       strings.ToLower,
 	"join":        strings.Join,
 	"timelineCSS": TimelineCSS,
+	"stages":      func() []string { return PipelineStages },
 }).ParseFS(files, "html.tmpl"))
 
 // SVG primitives, laid out in Go and written by the template.

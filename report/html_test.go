@@ -59,3 +59,29 @@ func TestHTMLScoreLine(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLDrawsThePipeline: a refused request is drawn through the request
+// pipeline, the stages before its own passed, its own refused with what
+// refused it and why, the ones after not reached.
+func TestHTMLDrawsThePipeline(t *testing.T) {
+	b := []byte(`{"apiVersion": "kubelab.dev/report/v1", "results": [{"lab": "rbac", "title": "RBAC", "status": "passed",
+	  "pipeline": [{"user": "system:serviceaccount:default:nobody", "verb": "list", "resource": "secrets (default)", "code": 403,
+	    "stage": "authorization", "by": "RBAC", "reason": "no RBAC policy matched"}]}]}`)
+	var out bytes.Buffer
+	if err := HTML(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	html := out.String()
+	for _, want := range []string{
+		`<div class="request" data-stage="authorization">`,
+		`<span class="stage" data-stage="authentication">authentication</span>`,
+		`<span class="stage refused" data-stage="authorization">authorization: refused by RBAC</span>`,
+		`<span class="stage skipped" data-stage="admission">admission</span>`,
+		`<span class="stage skipped" data-stage="etcd">etcd</span>`,
+		"no RBAC policy matched",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the pipeline lacks %s", want)
+		}
+	}
+}

@@ -16,6 +16,10 @@ import (
 	"kubelab.dev/kubelab/observe"
 )
 
+// PipelineStages are the apiserver's request pipeline in order: a refused
+// request is drawn stopping at its stage.
+var PipelineStages = []string{"authentication", "authorization", "admission", "validation", "etcd"}
+
 // APIVersion is the version of the JSON report's shape: engine.WriteJSON
 // writes it and Parse reads it. A report without one was written before
 // reports had versions, in this same shape.
@@ -52,6 +56,20 @@ type (
 		Score        *Score     `json:"score"`
 		Kubeconfig   string     `json:"kubeconfig"`
 		Drill        *Drill     `json:"drill"`
+		Pipeline     []Request  `json:"pipeline"`
+	}
+
+	// Request is a request the apiservers refused, with the stage of the
+	// request pipeline that stopped it.
+	Request struct {
+		Time     time.Time `json:"time"`
+		User     string    `json:"user"`
+		Verb     string    `json:"verb"`
+		Resource string    `json:"resource"`
+		Code     int       `json:"code"`
+		Stage    string    `json:"stage"`
+		By       string    `json:"by"`
+		Reason   string    `json:"reason"`
 	}
 
 	// Drill is an interview drill's question and answers (on its last

@@ -11,6 +11,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -30,18 +31,9 @@ type Machinery struct {
 	Notes map[string]string `json:"notes,omitempty"`
 }
 
-// Refusal is a request the apiserver refused, with where in its pipeline
-// (authentication, authorization, admission, validation) and why.
-type Refusal struct {
-	Time     time.Time `json:"time"`
-	User     string    `json:"user"`
-	Verb     string    `json:"verb"`
-	Resource string    `json:"resource"`
-	Code     int       `json:"code"`
-	Stage    string    `json:"stage"`
-	By       string    `json:"by,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-}
+// Refusal is a request the apiservers refused, with the pipeline stage
+// that stopped it.
+type Refusal = engine.PipelineRequest
 
 // Fault is a fault or repair the page offers: an operation kind of lab
 // files and its target, run as a lab would run it.
@@ -53,7 +45,7 @@ type Fault struct {
 
 // pipelineStages are the request pipeline in order; a refused request is
 // drawn stopping at its stage.
-var pipelineStages = []string{"authentication", "authorization", "admission", "validation", "etcd"}
+var pipelineStages = engine.PipelineStages
 
 // faults are what the page offers for the topology and capabilities.
 func faults(t cluster.Topology, caps map[cluster.Capability]bool) []Fault {
@@ -128,15 +120,7 @@ func (s *Server) machinery() Machinery {
 		m.Timeline = string(svg)
 	}
 	if caps[cluster.CapAuditLog] {
-		if v, err := sess.Eval(`filter(audit({}), .refusal != "")`); err == nil {
-			if evs, ok := v.([]any); ok {
-				for _, e := range evs {
-					if a, ok := e.(assertions.AuditEvent); ok {
-						m.Refused = append(m.Refused, refusalOf(a))
-					}
-				}
-			}
-		}
+		m.Refused = append(m.Refused, sess.Refused(context.Background())...)
 		if len(m.Refused) > 10 {
 			m.Refused = m.Refused[len(m.Refused)-10:]
 		}
@@ -148,25 +132,6 @@ func (s *Server) machinery() Machinery {
 		m.Notes["faults"] = "this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)"
 	}
 	return m
-}
-
-// refusalOf is an audit event as the pipeline panel draws it.
-func refusalOf(a assertions.AuditEvent) Refusal {
-	res := a.Resource
-	if a.Subresource != "" {
-		res += "/" + a.Subresource
-	}
-	if a.Name != "" {
-		res += " " + a.Name
-	}
-	if a.Namespace != "" {
-		res += " (" + a.Namespace + ")"
-	}
-	reason := a.Why
-	if reason == "" {
-		reason = a.Message
-	}
-	return Refusal{Time: a.Time, User: a.User, Verb: a.Verb, Resource: res, Code: a.Code, Stage: a.Refusal, By: a.RefusedBy, Reason: reason}
 }
 
 // handleFault runs a fault the page offers, as a lab operation (so the
