@@ -45,6 +45,12 @@ type (
 	}
 )
 
+// pageView is the whole page: a summary, then every lab.
+type pageView struct {
+	Labs    []labView
+	Summary string
+}
+
 type labView struct {
 	Lab
 	TL     timelineView
@@ -114,7 +120,17 @@ func HTML(w io.Writer, jsonReport []byte) error {
 	}
 	// Names, messages and command output come from lab files and the
 	// cluster: their control characters show escaped on the page.
-	if err := page.Execute(safetext.NewWriter(w), views); err != nil {
+	counts := map[string]int{}
+	for _, v := range views {
+		counts[v.Status]++
+	}
+	var summary []string
+	for _, st := range []string{"passed", "failed", "errored", "refused", "interrupted", "skipped"} {
+		if n := counts[st]; n > 0 {
+			summary = append(summary, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	if err := page.Execute(safetext.NewWriter(w), pageView{Labs: views, Summary: strings.Join(summary, ", ")}); err != nil {
 		return fmt.Errorf("render HTML report: %w", err)
 	}
 	return nil
@@ -237,7 +253,14 @@ func drawTrace(t Trace) svg {
 		if from > api {
 			lx, anchor = math.Min(from, api)+colW/2, "middle"
 		}
-		s.Texts = append(s.Texts, text{X: lx, Y: y - 4, Class: "hop-label", Text: fmt.Sprintf("+%.3fs %s %s", h.After, h.Verb, h.Object), Anchor: anchor})
+		s.Texts = append(s.Texts, text{X: lx, Y: y - 4, Class: "hop-label", Text: fmt.Sprintf("+%.3fs %s %s (%.0f ms)", h.After, h.Verb, h.Object, h.Latency*1000), Anchor: anchor})
+		// The next hop's writer learnt of this write through its watch.
+		if i+1 < len(t.Hops) {
+			if next := cx(column(t.Hops[i+1].Actor)); next != api {
+				s.Lines = append(s.Lines, line{X1: api, Y1: y + 12, X2: next, Y2: y + 12, Class: "watch",
+					Title: fmt.Sprintf("watch: %s sees %s", t.Hops[i+1].Actor, h.Object)})
+			}
+		}
 	}
 	return s
 }

@@ -17,7 +17,10 @@ func TestHTMLFromJSONReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := out.String()
-	for _, want := range []string{`class="timeline"`, `class="seg leader"`, `class="marker"`, `class="step"`, "etcd-1", "kube-scheduler"} {
+	for _, want := range []string{`class="timeline"`, `class="seg leader"`, `class="marker"`, `class="step"`, "etcd-1", "kube-scheduler",
+		// a summary and a table of contents first, collapsible steps,
+		// each hop's latency in the sequence diagram, the watches back
+		`<p class="summary">`, `<ol class="toc">`, `<details class="steps"`, ` ms)</text>`, `class="watch"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %s", want)
 		}
