@@ -1,10 +1,7 @@
 package ui_test
 
 import (
-	"bufio"
 	"context"
-	"net/http"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,23 +26,8 @@ func BenchmarkChangeToPage(b *testing.B) {
 	addr, fc := serve(b)
 	ctx, cancel := context.WithCancel(b.Context())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/events", nil)
-	req.Header.Set("Cookie", "kubelab_ui=s3cret")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := bufio.NewScanner(resp.Body)
-	events.Buffer(make([]byte, 1<<20), 1<<20)
-	next := func() {
-		for events.Scan() {
-			if strings.HasPrefix(events.Text(), "data: ") {
-				return
-			}
-		}
-		b.Fatalf("the stream ended: %v", events.Err())
-	}
+	stream := events(b, ctx, addr)
+	next := func() { stream() }
 	next() // the first evaluation
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

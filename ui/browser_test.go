@@ -50,63 +50,15 @@ func TestExerciseInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a cluster and a browser; skipped with -short")
 	}
-	browser := chromium(t)
-	bin, err := testbin.Path()
-	if err != nil {
-		t.Fatal(err)
-	}
+	chromium(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	repo, _ := filepath.Abs("..")
-	ui := exec.Command(bin, "ui", "exercises/fix-service-selector", "--home", t.TempDir(), "--name", "ui-chromium", "--no-browser", "--patience", "2s")
-	ui.Dir = repo
-	ui.Env = append(os.Environ(), "SHELL=/bin/sh")
-	stdout, err := ui.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr strings.Builder
-	ui.Stderr = &stderr
-	if err := ui.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = ui.Process.Signal(syscall.SIGINT) // its normal end: the cluster is removed
-		if err := ui.Wait(); err != nil {
-			t.Errorf("kubelab ui after Ctrl-C: %v\n%s", err, stderr.String())
-		}
-	}
-	defer stop()
-	url := ""
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if i := strings.Index(sc.Text(), "http://"); i >= 0 {
-			url = sc.Text()[i:]
-			break
-		}
-	}
-	if url == "" {
-		t.Fatalf("kubelab ui printed no URL:\n%s", stderr.String())
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-
-	alloc, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000),
-		chromedp.UserDataDir(t.TempDir()))...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(alloc)
-	defer bcancel()
+	url := startUI(t, &stderr, "ui", "exercises/fix-service-selector", "--home", t.TempDir(), "--name", "ui-chromium", "--no-browser", "--patience", "2s")
+	bctx := browser(t, ctx, 1000)
 
 	endpoints := chromedp.CSS(`.check[data-name="the Service has two ready endpoints"]`)
-	err = chromedp.Do(bctx,
+	err := chromedp.Do(bctx,
 		chromedp.Navigate(url),
 		chromedp.WaitVisible(endpoints),
 		chromedp.Poll[chromedp.Void](`document.getElementById("score").dataset.score !== ""`, chromedp.WithPollingTimeout(90*time.Second)),
@@ -120,33 +72,16 @@ func TestExerciseInChromium(t *testing.T) {
 	}
 	// The fix, typed into the terminal as a learner would.
 	err = chromedp.Do(bctx,
-		chromedp.WaitVisible(chromedp.CSS(`.term.on .xterm-helper-textarea`)),
-		chromedp.Click(chromedp.CSS(`.term.on .xterm-screen`)),
-		chromedp.Focus(chromedp.CSS(`.term.on .xterm-helper-textarea`)),
-		typeText("kubectl apply -f exercises/fix-service-selector/solution/service.yaml"),
-		chromedp.KeyEvent("\r"),
+		typeInTerminal("kubectl apply -f exercises/fix-service-selector/solution/service.yaml"),
 		chromedp.Poll[chromedp.Void](`document.getElementById("score").dataset.score === document.getElementById("score").dataset.max`,
 			chromedp.WithPollingTimeout(2*time.Minute)),
 	)
 	if err != nil {
 		score, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#score")))
-		term, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(".term.on")))
-		page, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`JSON.stringify({terminal: typeof Terminal, fit: typeof FitAddon, terms: document.querySelectorAll(".term").length, rows: (document.querySelector(".term.on .xterm-rows") || {}).textContent})`))
-		t.Fatalf("after the fix typed in the terminal: %v; score %s; page %s; terminal:\n%s\n%s", err, score, page, term, stderr.String())
+		page, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`JSON.stringify({terminal: typeof Terminal, rows: (document.querySelector(".term.on .xterm-rows") || {}).textContent})`))
+		t.Fatalf("after the fix typed in the terminal: %v; score %s; page %s\n%s", err, score, page, stderr.String())
 	}
-	if dir := os.Getenv("KUBELAB_SCREENSHOTS"); dir != "" {
-		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "ui-exercise.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stop()
-	if strings.Contains(stderr.String(), "removed cluster") == false {
-		t.Errorf("kubelab ui did not remove the cluster it started:\n%s", stderr.String())
-	}
+	screenshot(t, bctx, "ui-exercise.png")
 }
 
 // TestMachineryInChromium: on a cluster of 3 etcd members, kubelab ui
@@ -159,7 +94,7 @@ func TestMachineryInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a cluster and a browser; skipped with -short")
 	}
-	browser := chromium(t)
+	chromium(t)
 	bin, err := testbin.Path()
 	if err != nil {
 		t.Fatal(err)
@@ -167,56 +102,18 @@ func TestMachineryInChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	home := t.TempDir()
-	kubelab := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(bin, append(args, "--home", home, "--name", "ui-machinery")...)
-		cmd.Env = append(os.Environ(), "SHELL=/bin/sh")
-		return cmd
-	}
-	if out, err := kubelab("up", "--etcd", "3").CombinedOutput(); err != nil {
+	on := []string{"--home", home, "--name", "ui-machinery"}
+	if out, err := exec.Command(bin, append([]string{"up", "--etcd", "3"}, on...)...).CombinedOutput(); err != nil {
 		t.Fatalf("up: %v\n%s", err, out)
 	}
-	defer func() {
-		if out, err := kubelab("down").CombinedOutput(); err != nil {
+	t.Cleanup(func() {
+		if out, err := exec.Command(bin, append([]string{"down"}, on...)...).CombinedOutput(); err != nil {
 			t.Errorf("down: %v\n%s", err, out)
 		}
-	}()
-	ui := kubelab("ui", "--no-browser")
-	stdout, err := ui.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	var stderr strings.Builder
-	ui.Stderr = &stderr
-	if err := ui.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = ui.Process.Signal(syscall.SIGINT)
-		if err := ui.Wait(); err != nil {
-			t.Errorf("kubelab ui after Ctrl-C: %v\n%s", err, stderr.String())
-		}
-	}()
-	sc := bufio.NewScanner(stdout)
-	url := ""
-	for sc.Scan() {
-		if i := strings.Index(sc.Text(), "http://"); i >= 0 {
-			url = sc.Text()[i:]
-			break
-		}
-	}
-	if url == "" {
-		t.Fatalf("kubelab ui printed no URL:\n%s", stderr.String())
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	alloc, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1300),
-		chromedp.UserDataDir(t.TempDir()))...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(alloc)
-	defer bcancel()
+	url := startUI(t, &stderr, append([]string{"ui", "--no-browser"}, on...)...)
+	bctx := browser(t, ctx, 1300)
 
 	leaderJS := `(() => { const r = Array.from(document.querySelectorAll("#raft tr[data-member]")).find(r => r.cells[1].textContent === "leader"); return r ? r.dataset.member : ""; })()`
 	err = chromedp.Do(bctx,
@@ -230,38 +127,114 @@ func TestMachineryInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	machinery := func() string {
+		page, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("machinery").innerText`))
+		return page
+	}
 	err = chromedp.Do(bctx,
 		chromedp.Click(chromedp.CSS(`#faults button[data-kind="kill"][data-target="etcd-leader"]`)),
 		chromedp.Poll[chromedp.Void](leaderJS+` !== "" && `+leaderJS+` !== "`+before+`"`, chromedp.WithPollingTimeout(60*time.Second)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#timeline svg line.marker") !== null`, chromedp.WithPollingTimeout(30*time.Second)),
 	)
 	if err != nil {
-		page, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("machinery").innerText`))
-		t.Fatalf("after killing the etcd leader %s: %v\n%s", before, err, page)
+		t.Fatalf("after killing the etcd leader %s: %v\n%s", before, err, machinery())
 	}
 	err = chromedp.Do(bctx,
-		chromedp.WaitVisible(chromedp.CSS(`.term.on .xterm-helper-textarea`)),
-		chromedp.Click(chromedp.CSS(`.term.on .xterm-screen`)),
-		chromedp.Focus(chromedp.CSS(`.term.on .xterm-helper-textarea`)),
-		typeText("kubectl get secrets --as=system:serviceaccount:default:nobody"),
-		chromedp.KeyEvent("\r"),
+		typeInTerminal("kubectl get secrets --as=system:serviceaccount:default:nobody"),
 		chromedp.Poll[chromedp.Void](`document.querySelector('#pipeline .request[data-stage="authorization"]') !== null`, chromedp.WithPollingTimeout(60*time.Second)),
 	)
 	if err != nil {
-		page, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("machinery").innerText`))
-		t.Fatalf("the forbidden request in the pipeline: %v\n%s", err, page)
+		t.Fatalf("the forbidden request in the pipeline: %v\n%s", err, machinery())
 	}
 	row, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#pipeline .request[data-stage="authorization"]').innerText`))
 	if err != nil || !strings.Contains(row, "authorization: refused by RBAC") || !strings.Contains(row, "system:serviceaccount:default:nobody") {
 		t.Errorf("the forbidden request's row: %q (%v)", row, err)
 	}
-	if dir := os.Getenv("KUBELAB_SCREENSHOTS"); dir != "" {
-		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
+	screenshot(t, bctx, "ui-machinery.png")
+}
+
+// startUI runs the kubelab binary with args (a ui command) from the
+// repository's root and returns the URL it prints; the cleanup sends it
+// Ctrl-C (its normal end) and checks that it ended well. stderr collects
+// what it said.
+func startUI(t *testing.T, stderr *strings.Builder, args ...string) string {
+	t.Helper()
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui := exec.Command(bin, args...)
+	ui.Dir, _ = filepath.Abs("..")
+	ui.Env = append(os.Environ(), "SHELL=/bin/sh")
+	stdout, err := ui.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui.Stderr = stderr
+	if err := ui.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if stopped {
+			return
 		}
-		if err := os.WriteFile(filepath.Join(dir, "ui-machinery.png"), png, 0o644); err != nil {
-			t.Fatal(err)
+		_ = ui.Process.Signal(syscall.SIGINT)
+		if err := ui.Wait(); err != nil {
+			t.Errorf("kubelab ui after Ctrl-C: %v\n%s", err, stderr.String())
 		}
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if i := strings.Index(sc.Text(), "http://"); i >= 0 {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return sc.Text()[i:]
+		}
+	}
+	stopped = true
+	_ = ui.Wait()
+	t.Fatalf("kubelab ui printed no URL:\n%s", stderr.String())
+	return ""
+}
+
+// browser is a tab of headless Chromium, closed with the test.
+func browser(t *testing.T, ctx context.Context, height int) context.Context {
+	t.Helper()
+	alloc, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, height),
+		chromedp.UserDataDir(t.TempDir()))...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(alloc)
+	t.Cleanup(bcancel)
+	return bctx
+}
+
+// typeInTerminal types a command line into the page's terminal.
+func typeInTerminal(line string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.CSS(`.term.on .xterm-helper-textarea`)),
+		chromedp.Click(chromedp.CSS(`.term.on .xterm-screen`)),
+		chromedp.Focus(chromedp.CSS(`.term.on .xterm-helper-textarea`)),
+		typeText(line),
+		chromedp.KeyEvent("\r"),
+	)
+}
+
+// screenshot saves the page as DIR/name with KUBELAB_SCREENSHOTS=DIR.
+func screenshot(t *testing.T, bctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("KUBELAB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

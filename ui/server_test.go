@@ -12,43 +12,14 @@ import (
 
 	"github.com/coder/websocket"
 
-	"kubelab.dev/kubelab/assertions"
-	"kubelab.dev/kubelab/assertions/assertionstest"
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/ui"
 )
 
-const exercise = `apiVersion: kubelab.dev/v1alpha1
-kind: Exercise
-metadata: {name: web, title: Two web pods}
-spec:
-  statement: |
-    # Run the web pods
-    Run **two** web pods. <script>alert("x")</script>
-  submission: {kinds: [Deployment]}
-  checks:
-  - name: a web pod runs
-    points: 1
-    hint: create the Deployment
-    explanation: one pod
-    try:
-    - assert: {expr: 'len(pods("app=web")) >= 1'}
-  - name: two web pods run
-    points: 2
-    hint: scale it to two
-    explanation: two replicas
-    try:
-    - assert: {expr: 'len(pods("app=web")) == 2'}
-`
+const exercise = enginetest.WebExercise
 
-func webPods(n int) assertionstest.State {
-	s := assertionstest.State{Nodes: []assertions.Node{{Name: "worker-1", Ready: true}}}
-	for i := range n {
-		s.Pods = append(s.Pods, assertions.Pod{Name: "web-" + string(rune('a'+i)), Labels: map[string]string{"app": "web"}, Phase: "Running", Ready: true})
-	}
-	return s
-}
+var webPods = enginetest.WebPods
 
 // serve starts the view of the exercise on a fake cluster showing one
 // web pod, and returns its address and the fake.
@@ -161,32 +132,7 @@ func TestChecksTurnGreenLive(t *testing.T) {
 	addr, fc := serve(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/events", nil)
-	req.Header.Set("Cookie", "kubelab_ui=s3cret")
-	req.Header.Set("Origin", "http://"+addr)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
-		t.Fatalf("events: %d %s", resp.StatusCode, ct)
-	}
-	events := bufio.NewScanner(resp.Body)
-	next := func() ui.Evaluation {
-		t.Helper()
-		for events.Scan() {
-			if data, ok := strings.CutPrefix(events.Text(), "data: "); ok {
-				var ev ui.Evaluation
-				if err := json.Unmarshal([]byte(data), &ev); err != nil {
-					t.Fatal(err)
-				}
-				return ev
-			}
-		}
-		t.Fatalf("the stream ended: %v", events.Err())
-		return ui.Evaluation{}
-	}
+	next := events(t, ctx, addr)
 	ev := next()
 	if ev.Score != 1 || ev.Max != 3 || len(ev.Checks) != 2 || ev.Checks[1].Status != "failed" || !strings.Contains(ev.Checks[1].Observed, `len(pods("app=web")) = 1`) {
 		t.Fatalf("first evaluation: %+v", ev)
@@ -302,29 +248,7 @@ func TestMachineryAndFaults(t *testing.T) {
 	addr, _ := serve(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/events", nil)
-	req.Header.Set("Cookie", "kubelab_ui=s3cret")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := bufio.NewScanner(resp.Body)
-	events.Buffer(make([]byte, 1<<20), 1<<20)
-	next := func() ui.Evaluation {
-		t.Helper()
-		for events.Scan() {
-			if data, ok := strings.CutPrefix(events.Text(), "data: "); ok {
-				var ev ui.Evaluation
-				if err := json.Unmarshal([]byte(data), &ev); err != nil {
-					t.Fatal(err)
-				}
-				return ev
-			}
-		}
-		t.Fatalf("the stream ended: %v", events.Err())
-		return ui.Evaluation{}
-	}
+	next := events(t, ctx, addr)
 	m := next().Machinery
 	if !strings.HasPrefix(m.Timeline, `<svg class="timeline"`) {
 		t.Errorf("timeline: %.200q", m.Timeline)
@@ -363,4 +287,37 @@ func TestMachineryAndFaults(t *testing.T) {
 		}
 	}
 	t.Errorf("the fault is not on the timeline:\n%s", m.Timeline)
+}
+
+// events opens the page's event stream and returns a function that reads
+// the next evaluation from it.
+func events(t testing.TB, ctx context.Context, addr string) func() ui.Evaluation {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/events", nil)
+	req.Header.Set("Cookie", "kubelab_ui=s3cret")
+	req.Header.Set("Origin", "http://"+addr)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("events: %d %s", resp.StatusCode, ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return func() ui.Evaluation {
+		t.Helper()
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var ev ui.Evaluation
+				if err := json.Unmarshal([]byte(data), &ev); err != nil {
+					t.Fatal(err)
+				}
+				return ev
+			}
+		}
+		t.Fatalf("the stream ended: %v", sc.Err())
+		return ui.Evaluation{}
+	}
 }

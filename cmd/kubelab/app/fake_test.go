@@ -150,37 +150,10 @@ spec:
 	}
 }
 
-// webExercise is an exercise whose checks read the pods: two web pods
-// Running earn full marks.
-const webExercise = `apiVersion: kubelab.dev/v1alpha1
-kind: Exercise
-metadata: {name: web, title: Two web pods}
-spec:
-  statement: Run two web pods.
-  submission: {kinds: [Deployment]}
-  checks:
-  - name: a web pod runs
-    points: 1
-    hint: create the Deployment
-    explanation: one pod
-    try:
-    - assert: {expr: 'len(pods("app=web")) >= 1'}
-  - name: two web pods run
-    points: 2
-    hint: scale it to two
-    explanation: two replicas
-    try:
-    - assert: {expr: 'len(pods("app=web")) == 2'}
-`
+// webExercise and webPods are enginetest's fixtures.
+const webExercise = enginetest.WebExercise
 
-// webPods is the state with n web pods on one ready worker.
-func webPods(n int) assertionstest.State {
-	s := oneReadyWorker
-	for i := range n {
-		s.Pods = append(s.Pods, assertions.Pod{Name: "web-" + string(rune('a'+i)), Labels: map[string]string{"app": "web"}, Phase: "Running", Ready: true})
-	}
-	return s
-}
+var webPods = enginetest.WebPods
 
 // TestGradeOnAFake: kubelab grade of one submission prints the score and
 // each lost point with its reason, and exits failed below the passing
@@ -205,7 +178,7 @@ func TestLiveLoopOnAFake(t *testing.T) {
 	h := newFakeHome(t, webPods(0))
 	ex := filepath.Dir(writeTestFile(t, filepath.Join(t.TempDir(), "web", "exercise.yaml"), webExercise))
 	out, code := h.run(t.Context(), "exercise", "start", ex, "--name", "live")
-	if code != app.ExitPassed || !strings.Contains(out, "Run two web pods.") {
+	if code != app.ExitPassed || !strings.Contains(out, "Run the web pods") {
 		t.Fatalf("exercise start: exit %d\n%s", code, out)
 	}
 	out, code = h.run(t.Context(), "check", "--name", "live")
@@ -418,7 +391,7 @@ func TestUIOnAFake(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Run two web pods.") || !strings.Contains(string(page), "two web pods run") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), "Run the web pods") || !strings.Contains(string(page), "two web pods run") {
 		t.Errorf("the page (%d):\n%s", resp.StatusCode, page)
 	}
 	cancel()
