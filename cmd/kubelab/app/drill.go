@@ -46,15 +46,21 @@ func newDrillCommand(g *globals) *cobra.Command {
 		Use:   "drill FEATURE...",
 		Short: "Interview drills: answer a question, then watch a real cluster do it, next to the model answer",
 		Long: `Runs interview drills written as Gherkin features (see features/README.md).
-For each feature file: shows the interview question and its scenarios, lets
-you type your answer (an empty line ends it; Enter alone skips), runs the
-scenarios on a real cluster with live progress, then shows what the cluster
-actually did (leaders, faults, pod and node changes, recovery times) next
-to your answer and the model answer.
+For each feature file: shows the interview question alone, lets you type
+your answer (an empty line ends it; Enter alone skips; or --answer-file),
+runs the scenarios on a real cluster with live progress, then shows what
+the cluster actually did (leaders, faults, pod and node changes, recovery
+times) next to your answer and the model answer, and each of the model
+answer's key points, made or missed by yours, with the cluster's evidence.
 
-There is no prompt with --no-prompt or when stdin is not a terminal.`,
+--interview asks random questions of the course against the clock, then
+runs and scores them and names your weakest topics; --history shows your
+sessions. There is no prompt with --no-prompt or when stdin is not a
+terminal.`,
 		Example: `  kubelab drill list                 # every question (also: kubelab drill)
   kubelab drill features/etcd-leader.feature
+  kubelab drill features/etcd-leader.feature --answer-file answer.txt
+  kubelab drill --interview --topic etcd-raft,rbac --count 2 --time 2m
   kubelab drill features/ --no-prompt --reports out/
   kubelab drill features/taints.feature --no-prompt --html drill.html --junit drill.xml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
