@@ -151,6 +151,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /events", s.handleEvents)
 	mux.HandleFunc("POST /final", s.handleFinal)
 	mux.HandleFunc("POST /fault", s.handleFault)
+	if s.o.Exercise != nil {
+		mux.HandleFunc("POST /solve", s.handleSolve)
+	}
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets())))
 	if s.terms != nil {
 		mux.HandleFunc("GET /term/{id}", s.handleTerm)
@@ -238,6 +241,22 @@ func (s *Server) handleFinal(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Unlock()
 	s.kickNow()
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// handleSolve applies the exercise's reference solution to the cluster
+// (giving up, or a teacher showing it), as kubelab solve does.
+func (s *Server) handleSolve(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
+	defer cancel()
+	_, err := grade.Solve(ctx, s.o.Session, s.o.Exercise)
+	s.kickNow()
+	w.Header().Set("Content-Type", "application/json")
+	res := map[string]string{"status": "applied"}
+	if err != nil {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		res = map[string]string{"status": "failed", "error": err.Error()}
+	}
+	_ = json.NewEncoder(w).Encode(res)
 }
 
 // kickNow asks for an evaluation now.

@@ -321,3 +321,13 @@ func events(t testing.TB, ctx context.Context, addr string) func() ui.Evaluation
 		return ui.Evaluation{}
 	}
 }
+
+// TestSolveOnAFake: the Solve button's request applies the reference
+// solution (here it cannot: the exercise has none, and says so).
+func TestSolveOnAFake(t *testing.T) {
+	addr, _ := serve(t)
+	resp, body := get(t, "POST", "http://"+addr+"/solve", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://" + addr})
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "has no reference solution") {
+		t.Errorf("solve: %d %s", resp.StatusCode, body)
+	}
+}
