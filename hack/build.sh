@@ -20,12 +20,13 @@ start=$(date +%s)
 # The browser view's front end (xterm.js and its fit addon, pinned by
 # ui/web/package-lock.json): its dist files go to ui/web/dist, which the
 # ui package embeds; nothing is fetched by the page at run time.
-if command -v npm > /dev/null; then
-  (cd ui/web && npm ci --no-audit --no-fund --loglevel=error > /dev/null)
+if ! command -v npm > /dev/null; then
+  echo "npm not found: kubelab ui will have no terminal (install npm and run hack/build.sh again)" >&2
+elif ! (cd ui/web && npm ci --no-audit --no-fund --loglevel=error > /dev/null); then
+  echo "npm ci failed in ui/web: kubelab ui will have no terminal (run hack/build.sh again once npm's registry answers)" >&2
+else
   cp ui/web/node_modules/@xterm/xterm/lib/xterm.js ui/web/node_modules/@xterm/xterm/css/xterm.css \
     ui/web/node_modules/@xterm/addon-fit/lib/addon-fit.js ui/web/dist/
-else
-  echo "npm not found: kubelab ui will have no terminal (install npm and run hack/build.sh again)" >&2
 fi
 # -buildvcs=auto: kubelab version names the commit (some Go setups turn
 # VCS stamping off; auto still builds outside a git checkout).
