@@ -217,9 +217,24 @@ func termIn(norm, term string) bool {
 	if hasHan(t) {
 		return strings.Contains(strings.ReplaceAll(norm, " ", ""), strings.ReplaceAll(t, " ", ""))
 	}
-	re, err := regexp.Compile(` ` + regexp.QuoteMeta(t) + `(?:s|es|e|d|ed|ted|ting|ing|ion|ions|ation|ations|er|ers|y|ies|ive|ly|al|ment|ments)? `)
-	return err == nil && re.MatchString(norm)
+	for i := 0; ; {
+		j := strings.Index(norm[i:], " "+t)
+		if j < 0 {
+			return false
+		}
+		rest := norm[i+j+1+len(t):]
+		for _, e := range wordEndings {
+			if strings.HasPrefix(rest, e+" ") {
+				return true
+			}
+		}
+		i += j + 1
+	}
 }
+
+// wordEndings are the endings an English term matches with ("" first).
+var wordEndings = []string{"", "s", "es", "e", "d", "ed", "ted", "ting", "ing", "ion", "ions", "ation", "ations",
+	"er", "ers", "y", "ies", "ive", "ly", "al", "ment", "ments"}
 
 func hasHan(s string) bool {
 	for _, r := range s {
@@ -272,12 +287,18 @@ func EvidenceExprs(points []KeyPoint) []string {
 
 // ScoreRun scores an answer against the drill's key points and adds, to
 // each point, what the cluster showed of it in the scenarios that ran.
-func ScoreRun(d *Drill, answer string, reps []Report) []PointScore {
+// The last scenario's report then carries the drill (question, answer,
+// model answer, scores) for the reports; answered says whether the
+// learner was asked at all.
+func ScoreRun(d *Drill, answer string, answered bool, reps []Report) []PointScore {
 	scores := Score(d.KeyPoints, answer)
 	for i, kp := range d.KeyPoints {
 		for _, r := range reps {
 			scores[i].Evidence = append(scores[i].Evidence, evidenceOf(kp, r)...)
 		}
+	}
+	if len(reps) > 0 {
+		reps[len(reps)-1].Drill = &engine.DrillAnswer{Question: d.Question, Answered: answered, Answer: answer, ModelAnswer: d.ModelAnswer, KeyPoints: scores}
 	}
 	return scores
 }

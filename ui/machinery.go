@@ -11,6 +11,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/report"
 )
@@ -43,10 +44,6 @@ type Fault struct {
 	Label  string `json:"label"`
 }
 
-// pipelineStages are the request pipeline in order; a refused request is
-// drawn stopping at its stage.
-var pipelineStages = engine.PipelineStages
-
 // faults are what the page offers for the topology and capabilities.
 func faults(t cluster.Topology, caps map[cluster.Capability]bool) []Fault {
 	if !caps[cluster.CapComponentFaults] {
@@ -54,7 +51,7 @@ func faults(t cluster.Topology, caps map[cluster.Capability]bool) []Fault {
 	}
 	var out []Fault
 	if t.Etcd >= 3 && caps[cluster.CapEtcdRaft] {
-		out = append(out, Fault{"kill", "etcd-leader", "kill the etcd leader"}, Fault{"start", "etcd-leader", ""})
+		out = append(out, Fault{"kill", "etcd-leader", "kill the etcd leader"})
 	}
 	if t.Schedulers >= 1 {
 		out = append(out, Fault{"kill", "scheduler-leader", "kill the scheduler leader"})
@@ -68,21 +65,9 @@ func faults(t cluster.Topology, caps map[cluster.Capability]bool) []Fault {
 		}
 	}
 	// Every component that can be stopped can be started again.
-	for _, c := range clusterComponents(t) {
-		out = append(out, Fault{"start", c, "start " + c})
-	}
-	return slices.DeleteFunc(out, func(f Fault) bool { return f.Label == "" })
-}
-
-// clusterComponents are the control-plane components of t, by name.
-func clusterComponents(t cluster.Topology) []string {
-	var out []string
-	for _, g := range []struct {
-		role cluster.Role
-		n    int
-	}{{cluster.RoleEtcd, t.Etcd}, {cluster.RoleScheduler, t.Schedulers}, {cluster.RoleControllerManager, t.ControllerManagers}} {
-		for i := 1; i <= g.n; i++ {
-			out = append(out, fmt.Sprintf("%s-%d", g.role, i))
+	for _, names := range [][]string{controlplane.EtcdMembers(t), controlplane.Schedulers(t), controlplane.ControllerManagers(t)} {
+		for _, c := range names {
+			out = append(out, Fault{"start", c, "start " + c})
 		}
 	}
 	return out

@@ -167,13 +167,15 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
-		if s.addr != "" && r.Host != s.addr && r.Host != strings.Replace(s.addr, "127.0.0.1", "localhost", 1) {
+		if s.addr != "" && !s.ownHost(r.Host) {
 			http.Error(w, "unknown host: this server answers only to "+s.addr, http.StatusForbidden)
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && o != "http://"+s.addr && o != "http://"+strings.Replace(s.addr, "127.0.0.1", "localhost", 1) {
-			http.Error(w, "cross-origin request refused", http.StatusForbidden)
-			return
+		if o := r.Header.Get("Origin"); o != "" {
+			if host, ok := strings.CutPrefix(o, "http://"); !ok || !s.ownHost(host) {
+				http.Error(w, "cross-origin request refused", http.StatusForbidden)
+				return
+			}
 		}
 		if q := r.URL.Query().Get("token"); q != "" {
 			if !s.tokenOK(q) {
@@ -195,6 +197,12 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownHost reports whether host (host:port) is the address the server
+// listens on, by IP or as localhost.
+func (s *Server) ownHost(host string) bool {
+	return host == s.addr || host == strings.Replace(s.addr, "127.0.0.1", "localhost", 1)
 }
 
 func (s *Server) tokenOK(t string) bool {
@@ -363,17 +371,25 @@ var pageTmpl = template.Must(template.New("page").Parse(pageSource))
 // render makes the page: the statement (Markdown, raw HTML escaped) and
 // the checks with their hints, filled in live by the event stream.
 func (s *Server) render() ([]byte, error) {
-	ex := s.o.Exercise
 	cname := s.o.Session.Topology().Name
-	if ex == nil {
-		var b bytes.Buffer
-		err := pageTmpl.Execute(&b, map[string]any{"Title": "cluster " + cname, "Cluster": cname,
-			"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(), "Stages": pipelineStages})
-		return b.Bytes(), err
+	data := map[string]any{"Title": "cluster " + cname, "Cluster": cname,
+		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(), "Stages": engine.PipelineStages}
+	if ex := s.o.Exercise; ex != nil {
+		if err := s.exerciseData(ex, data); err != nil {
+			return nil, err
+		}
 	}
+	var b bytes.Buffer
+	err := pageTmpl.Execute(&b, data)
+	return b.Bytes(), err
+}
+
+// exerciseData adds the exercise's statement (Markdown, raw HTML
+// dropped) and checks to the page's data.
+func (s *Server) exerciseData(ex *grade.Exercise, data map[string]any) error {
 	var md bytes.Buffer
 	if err := goldmark.Convert([]byte(ex.Spec.Statement), &md); err != nil {
-		return nil, fmt.Errorf("ui: statement: %w", err)
+		return fmt.Errorf("ui: statement: %w", err)
 	}
 	type check struct {
 		Name, Hint string
@@ -383,12 +399,7 @@ func (s *Server) render() ([]byte, error) {
 	for _, c := range ex.Spec.Checks {
 		checks = append(checks, check{Name: c.Name, Hint: c.Hint, Points: c.Points})
 	}
-	var b bytes.Buffer
-	err := pageTmpl.Execute(&b, map[string]any{
-		"Title": ex.Metadata.Title, "Name": ex.Metadata.Name, "Statement": template.HTML(md.String()), //nolint:gosec // goldmark escapes raw HTML unless told otherwise
-		"Exercise": true, "Checks": checks, "Max": ex.MaxScore(), "Cluster": cname,
-		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(),
-		"Stages": pipelineStages,
-	})
-	return b.Bytes(), err
+	data["Title"], data["Name"], data["Exercise"], data["Checks"], data["Max"] = ex.Metadata.Title, ex.Metadata.Name, true, checks, ex.MaxScore()
+	data["Statement"] = template.HTML(md.String()) //nolint:gosec // goldmark escapes raw HTML unless told otherwise
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -238,5 +239,5 @@ func (s *Server) handleTerm(w http.ResponseWriter, r *http.Request) {
 
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
-	return "'" + regexp.MustCompile(`'`).ReplaceAllString(s, `'\''`) + "'"
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/controlplane"
 )
 
 // Kubeconfig is where a Fake says its kubeconfig is: nowhere, so an
@@ -176,11 +177,12 @@ func Components(t cluster.Topology) []cluster.Component {
 	t = t.WithDefaults()
 	var out []cluster.Component
 	for _, g := range []struct {
-		role cluster.Role
-		n    int
-	}{{cluster.RoleEtcd, t.Etcd}, {cluster.RoleAPIServer, t.APIServers}, {cluster.RoleScheduler, t.Schedulers}, {cluster.RoleControllerManager, t.ControllerManagers}} {
-		for i := 1; i <= g.n; i++ {
-			out = append(out, cluster.Component{Name: fmt.Sprintf("%s-%d", g.role, i), Role: g.role, State: cluster.StateRunning})
+		role  cluster.Role
+		names []string
+	}{{cluster.RoleEtcd, controlplane.EtcdMembers(t)}, {cluster.RoleAPIServer, controlplane.APIServers(t)},
+		{cluster.RoleScheduler, controlplane.Schedulers(t)}, {cluster.RoleControllerManager, controlplane.ControllerManagers(t)}} {
+		for _, n := range g.names {
+			out = append(out, cluster.Component{Name: n, Role: g.role, State: cluster.StateRunning})
 		}
 	}
 	if t.APIServers > 1 {

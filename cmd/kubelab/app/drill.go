@@ -203,17 +203,13 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 			}
 		}
 		reps, err := runDrill(ctx, g, f, r, d)
+		features.ScoreRun(d, answer, asked, reps)
 		all = append(all, reps...)
 		if err != nil && !errors.Is(err, features.ErrFailed) {
 			return all, cannotRun(err)
 		}
 		if err != nil {
 			failed++
-		}
-		if len(reps) > 0 {
-			last := &reps[len(reps)-1]
-			last.Drill = &engine.DrillAnswer{Question: d.Question, Answered: asked, Answer: answer, ModelAnswer: d.ModelAnswer, KeyPoints: features.ScoreRun(d, answer, reps)}
-			all[len(all)-1] = *last
 		}
 		showDrill(out, d, reps, answer, asked)
 		if ctx.Err() != nil {

@@ -135,15 +135,12 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 		}
 		q := &rec.Questions[i]
 		q.Passed = err == nil
-		scores := features.ScoreRun(d, q.Answer, dreps)
+		scores := features.ScoreRun(d, q.Answer, true, dreps)
 		q.Made = features.Made(scores)
 		for _, s := range scores {
 			if !s.Made {
 				q.Missed = append(q.Missed, s.Point)
 			}
-		}
-		if len(dreps) > 0 {
-			dreps[len(dreps)-1].Drill = &engine.DrillAnswer{Question: d.Question, Answered: true, Answer: q.Answer, ModelAnswer: d.ModelAnswer, KeyPoints: scores}
 		}
 		reps = append(reps, dreps...)
 		showInterviewAnswer(out, i+1, d, q, scores)
