@@ -157,6 +157,11 @@ type Probe struct {
 	Attempts  int `expr:"attempts"`
 	Successes int `expr:"successes"`
 	Failures  int `expr:"failures"`
+	// Streak is the number of successful attempts since the last failed
+	// one: a steady state is "the recent attempts succeed", which holds
+	// even when the first attempts, made while the cluster was still
+	// warming up, failed.
+	Streak int `expr:"streak"`
 	// MaxGap is the longest time, in seconds, without a successful
 	// attempt since the probe started (the current gap included).
 	MaxGap float64 `expr:"maxGap"`

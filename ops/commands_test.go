@@ -153,12 +153,17 @@ func TestProbeRecord(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	r.add(nil, "")
 	p := r.snapshot()
-	if p.Attempts != 3 || p.Successes != 2 || p.Failures != 1 || p.Availability != 2.0/3 {
+	if p.Attempts != 3 || p.Successes != 2 || p.Failures != 1 || p.Availability != 2.0/3 || p.Streak != 1 {
 		t.Errorf("counts: %+v", p)
 	}
 	if p.MaxGap < 0.03 || !strings.Contains(p.LastError, "refused") {
 		t.Errorf("maxGap %.3fs (want >= 30ms, the gap with no success), lastError %q", p.MaxGap, p.LastError)
 	}
+	r.add(nil, "")
+	if s := r.snapshot().Streak; s != 2 {
+		t.Errorf("streak after two successes in a row: %d, want 2", s)
+	}
+	p = r.snapshot()
 	r.stop()
 	time.Sleep(20 * time.Millisecond)
 	if q := r.snapshot(); q.Running || q.MaxGap != p.MaxGap {

@@ -126,6 +126,7 @@ type probeRecord struct {
 	mu                  sync.Mutex
 	start, lastOK       time.Time
 	attempts, successes int
+	streak              int
 	maxGap              time.Duration
 	lastError           string
 	stopped             bool
@@ -138,10 +139,12 @@ func (r *probeRecord) add(err error, out string) {
 	r.attempts++
 	if err == nil {
 		r.successes++
+		r.streak++
 		r.maxGap = max(r.maxGap, now.Sub(r.lastOK))
 		r.lastOK = now
 		return
 	}
+	r.streak = 0
 	r.lastError = fmt.Sprintf("%v: %s", err, out)
 }
 
@@ -159,7 +162,7 @@ func (r *probeRecord) snapshot() assertions.Probe {
 		gap = max(gap, time.Since(r.lastOK))
 	}
 	p := assertions.Probe{Attempts: r.attempts, Successes: r.successes, Failures: r.attempts - r.successes,
-		MaxGap: gap.Seconds(), Availability: 1, LastError: r.lastError, Running: !r.stopped}
+		Streak: r.streak, MaxGap: gap.Seconds(), Availability: 1, LastError: r.lastError, Running: !r.stopped}
 	if r.attempts > 0 {
 		p.Availability = float64(r.successes) / float64(r.attempts)
 	}
