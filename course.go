@@ -12,7 +12,7 @@ import "embed"
 // of features/ (with docker/ and manifests/) and every exercise of
 // exercises/.
 //
-//go:embed labs/*.yaml labs/docker labs/embedded labs/manifests
-//go:embed features/*.feature features/docker features/manifests
+//go:embed labs/*.yaml labs/docker labs/embedded labs/manifests labs/i18n
+//go:embed features/*.feature features/docker features/manifests features/i18n
 //go:embed exercises/*/*
 var Course embed.FS

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/internal/safetext"
 	"kubelab.dev/kubelab/report"
 )
@@ -26,37 +27,37 @@ func ConsoleProgress(w io.Writer) func(Progress) {
 
 func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad) }
 
-// WriteSummary prints a table of labs and steps, the timeline and the
+// WriteSummary prints, in p's language, a table of labs and steps, the timeline and the
 // recovery figures of each lab.
-func WriteSummary(w io.Writer, results []*Result) {
+func WriteSummary(w io.Writer, p *i18n.Printer, results []*Result) {
 	w = safetext.NewWriter(w) // lab files and the cluster wrote much of it
 	for _, r := range results {
-		fmt.Fprintf(w, "\n== %s: %s (%s) — %s in %s (cluster up in %s)\n", r.Lab, r.Title, r.File, strings.ToUpper(string(r.Status)),
+		p.Fprintf(w, "\n== %s: %s (%s) — %s in %s (cluster up in %s)\n", r.Lab, r.Title, r.File, strings.ToUpper(p.S(string(r.Status))),
 			r.Duration.Round(10*time.Millisecond), r.BootDuration.Round(10*time.Millisecond))
 		if r.Status == Errored || r.Status == Interrupted && len(r.Steps) == 0 {
-			fmt.Fprintf(w, "   %s\n", r.Error)
+			p.Fprintf(w, "   %s\n", r.Error)
 			continue
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "   STEP\tSTATUS\tDURATION\n")
+		p.Fprintf(tw, "   STEP\tSTATUS\tDURATION\n")
 		for _, s := range r.Steps {
-			fmt.Fprintf(tw, "   %s\t%s\t%s\n", s.Name, s.Status, s.Duration.Round(10*time.Millisecond))
+			fmt.Fprintf(tw, "   %s\t%s\t%s\n", s.Name, p.S(string(s.Status)), s.Duration.Round(10*time.Millisecond))
 		}
 		tw.Flush()
 		for _, s := range r.Steps {
 			if s.Status == Failed {
-				fmt.Fprintf(w, "\n   step %q failed:\n      %s\n", s.Name, indent(s.Error, "      "))
+				p.Fprintf(w, "\n   step %q failed:\n      %s\n", s.Name, indent(s.Error, "      "))
 			}
 		}
 		for _, h := range r.Hooks {
 			if h.Output != "" || h.Error != "" {
-				fmt.Fprintf(w, "\n   %s:\n      %s\n", h.Summary, indent(strings.TrimSpace(h.Output+"\n"+h.Error), "      "))
+				p.Fprintf(w, "\n   %s:\n      %s\n", h.Summary, indent(strings.TrimSpace(h.Output+"\n"+h.Error), "      "))
 			}
 		}
 		if len(r.Recovery) > 0 {
-			fmt.Fprintf(w, "\n   Recovery:\n")
+			p.Fprintf(w, "\n   Recovery:\n")
 			for _, rc := range r.Recovery {
-				fmt.Fprintf(w, "     %s\n", rc.Describe)
+				fmt.Fprintf(w, "     %s\n", rc.DescribeIn(p))
 			}
 		}
 	}
@@ -71,12 +72,12 @@ func WriteSummary(w io.Writer, results []*Result) {
 			skipped++
 		}
 	}
-	fmt.Fprintf(w, "\n%d passed, %d failed", passed, len(results)-passed-interrupted-skipped)
+	p.Fprintf(w, "\n%d passed, %d failed", passed, len(results)-passed-interrupted-skipped)
 	if skipped > 0 {
-		fmt.Fprintf(w, ", %d skipped", skipped)
+		p.Fprintf(w, ", %d skipped", skipped)
 	}
 	if interrupted > 0 {
-		fmt.Fprintf(w, ", %d interrupted", interrupted)
+		p.Fprintf(w, ", %d interrupted", interrupted)
 	}
 	fmt.Fprintln(w)
 }

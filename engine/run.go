@@ -14,6 +14,7 @@ import (
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/load"
 	"kubelab.dev/kubelab/ops"
 )
@@ -29,6 +30,9 @@ type Runner struct {
 	Binary string
 	// Progress receives live progress (may be nil).
 	Progress func(Progress)
+	// Words writes the progress messages in the learner's language (nil:
+	// English).
+	Words *i18n.Printer
 	// KeepOnFailure leaves the cluster up when the lab fails.
 	KeepOnFailure bool
 	// Traces keeps the apiservers' audit log on for every run, for the
@@ -372,7 +376,7 @@ func (x *run) runStep(ctx context.Context, st *v1alpha1.Step) StepResult {
 	if sr.Status == Failed {
 		err = errors.New(sr.Error)
 	}
-	x.report(Progress{Step: st.Name, Message: string(sr.Status), Done: true, Err: err})
+	x.report(Progress{Step: st.Name, Message: x.r.Words.S(string(sr.Status)), Done: true, Err: err})
 	return sr
 }
 
@@ -402,7 +406,7 @@ func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResul
 }
 
 func (x *run) progress(step, format string, args ...any) {
-	x.report(Progress{Step: step, Message: fmt.Sprintf(format, args...)})
+	x.report(Progress{Step: step, Message: x.r.Words.Sprintf(format, args...)})
 }
 
 func (x *run) report(p Progress) {

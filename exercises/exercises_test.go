@@ -111,7 +111,7 @@ func gradeDir(t *testing.T, ex *grade.Exercise, dir, learner string) *grade.Grad
 // report is a grade's summary and timeline, for failure messages.
 func report(g *grade.Grade) string {
 	var b strings.Builder
-	grade.WriteSummary(&b, g)
+	grade.WriteSummary(&b, nil, g)
 	b.WriteString("\ntimeline:\n")
 	for _, e := range g.Timeline {
 		b.WriteString("  " + e.String() + "\n")

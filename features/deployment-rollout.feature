@@ -17,7 +17,7 @@ Feature: Deployment rolling update and rollback
 
   Key points:
     - A template change makes a new ReplicaSet that is scaled up while the old one is scaled down.
-      terms: new replicaset, replicaset, 副本集 | scale, scaled, 扩缩
+      terms: new replicaset, replicaset, 副本集 | scale, scaled, 扩缩, 扩容, 缩容
       evidence: timeline object
     - maxSurge and maxUnavailable bound the rolling update, so the service keeps running.
       terms: maxsurge, maxunavailable, max surge, max unavailable, 最大

@@ -43,6 +43,9 @@ type Drill struct {
 	// Docker is set by the tag @docker: the drill needs real nodes (the
 	// docker backend).
 	Docker bool
+	// Steps are the texts of the feature's steps (without their
+	// keywords), in file order: what the drill shows while it runs.
+	Steps []string
 }
 
 // ScenarioDoc is a scenario's name and description.
@@ -136,12 +139,14 @@ func loadDrill(path string) (*Drill, error) {
 		if c.Background != nil {
 			for _, st := range c.Background.Steps {
 				lines[st.Id] = st.Location.Line
+				d.Steps = append(d.Steps, st.Text)
 			}
 		}
 		if c.Scenario != nil {
 			d.Scenarios = append(d.Scenarios, ScenarioDoc{Name: c.Scenario.Name, Description: dedent(c.Scenario.Description)})
 			for _, st := range c.Scenario.Steps {
 				lines[st.Id] = st.Location.Line
+				d.Steps = append(d.Steps, st.Text)
 			}
 		}
 		if c.Rule != nil {

@@ -12,6 +12,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/i18n"
 )
 
 // KeyPointsHeading starts the section of a Feature description, after the
@@ -153,7 +154,7 @@ func Score(points []KeyPoint, answer string) []PointScore {
 			}
 			if found == "" {
 				ps.Made = false
-				ps.Missing = append(ps.Missing, g[0])
+				ps.Missing = append(ps.Missing, termInBothLanguages(g))
 				continue
 			}
 			if gi == 0 {
@@ -289,12 +290,12 @@ func EvidenceExprs(points []KeyPoint) []string {
 // each point, what the cluster showed of it in the scenarios that ran.
 // The last scenario's report then carries the drill (question, answer,
 // model answer, scores) for the reports; answered says whether the
-// learner was asked at all.
-func ScoreRun(d *Drill, answer string, answered bool, reps []Report) []PointScore {
+// learner was asked at all. The evidence is worded in p's language.
+func ScoreRun(p *i18n.Printer, d *Drill, answer string, answered bool, reps []Report) []PointScore {
 	scores := Score(d.KeyPoints, answer)
 	for i, kp := range d.KeyPoints {
 		for _, r := range reps {
-			scores[i].Evidence = append(scores[i].Evidence, evidenceOf(kp, r)...)
+			scores[i].Evidence = append(scores[i].Evidence, evidenceOf(p, kp, r)...)
 		}
 	}
 	if len(reps) > 0 {
@@ -304,19 +305,19 @@ func ScoreRun(d *Drill, answer string, answered bool, reps []Report) []PointScor
 }
 
 // evidenceOf is what one scenario showed of a key point.
-func evidenceOf(kp KeyPoint, r Report) []string {
+func evidenceOf(p *i18n.Printer, kp KeyPoint, r Report) []string {
 	var out []string
 	switch {
 	case kp.Evidence == "":
 	case kp.Evidence == EvidenceRecovery:
 		for _, rc := range r.Recovery {
-			out = append(out, rc.Describe)
+			out = append(out, rc.DescribeIn(p))
 		}
 	case strings.HasPrefix(kp.Evidence, EvidenceTimeline):
 		kind := strings.TrimSpace(strings.TrimPrefix(kp.Evidence, EvidenceTimeline))
 		for _, e := range r.Timeline {
 			if e.Kind == kind && len(out) < 4 {
-				out = append(out, fmt.Sprintf("%.1fs %s: %s", e.At.Seconds(), e.Subject, e.Detail))
+				out = append(out, fmt.Sprintf("%.1fs %s: %s", e.At.Seconds(), e.Subject, e.DetailIn(p)))
 			}
 		}
 	default:
@@ -325,4 +326,18 @@ func evidenceOf(kp KeyPoint, r Report) []string {
 		}
 	}
 	return out
+}
+
+// termInBothLanguages names a group of terms for a learner who missed it:
+// its first term, and its first Chinese one when the first is not.
+func termInBothLanguages(g []string) string {
+	if hasHan(g[0]) {
+		return g[0]
+	}
+	for _, alt := range g[1:] {
+		if hasHan(alt) {
+			return g[0] + " / " + alt
+		}
+	}
+	return g[0]
 }

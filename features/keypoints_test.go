@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"kubelab.dev/kubelab/internal/i18n"
 )
 
 func TestScoreMatchesTermsInBothLanguages(t *testing.T) {
@@ -34,8 +36,8 @@ func TestScoreMatchesTermsInBothLanguages(t *testing.T) {
 		if !slices.Equal(made, tc.made) || got[0].By != tc.by {
 			t.Errorf("Score(%q): made %v, by %q; want %v, %q", tc.answer, made, got[0].By, tc.made, tc.by)
 		}
-		if !got[0].Made && !slices.Contains(got[0].Missing, "majority") && !slices.Contains(got[0].Missing, "commit") {
-			t.Errorf("Score(%q): missing %v, want the first term of the missing group", tc.answer, got[0].Missing)
+		if !got[0].Made && !slices.Contains(got[0].Missing, "majority / 多数派") && !slices.Contains(got[0].Missing, "commit / 提交") {
+			t.Errorf("Score(%q): missing %v, want the first term of the missing group with its first Chinese one", tc.answer, got[0].Missing)
 		}
 	}
 }
@@ -97,6 +99,33 @@ func TestShippedDrillsKeyPoints(t *testing.T) {
 				detail = append(detail, strconv.FormatBool(s.Made)+" "+s.Point)
 			}
 			t.Errorf("%s: makes %d of %d, its file says %d (fewer than all):\n%s", file, got, len(d.KeyPoints), want, strings.Join(detail, "\n"))
+		}
+	}
+}
+
+// TestChineseModelAnswersMakeTheirPoints: the Chinese model answer of
+// every shipped drill (its catalog, package i18n) makes every key point,
+// so that an answer in the course's language is scored as one in English.
+func TestChineseModelAnswersMakeTheirPoints(t *testing.T) {
+	drills, err := Load(".", "docker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range drills {
+		cat, err := i18n.LoadCatalog(d.Path, i18n.ZH)
+		if err != nil {
+			t.Fatal(err)
+		}
+		points := d.KeyPoints
+		zh := cat.T(d.ModelAnswer)
+		if zh == d.ModelAnswer {
+			t.Errorf("%s: no Chinese model answer", d.Path)
+			continue
+		}
+		for _, s := range Score(points, zh) {
+			if !s.Made {
+				t.Errorf("%s: the Chinese model answer misses %q (no term of: %v)", d.Path, s.Point, s.Missing)
+			}
 		}
 	}
 }

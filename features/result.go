@@ -2,6 +2,7 @@ package features
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	messages "github.com/cucumber/messages/go/v34"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/i18n"
 )
 
 // endStep records the result of the step that ended.
@@ -43,20 +45,34 @@ func (s *scenario) stepResults() []engine.StepResult {
 // the file cannot tell (it changed since godog read it), the keyword is
 // the one of the step's kind: And and But become what they continue.
 func (s *scenario) stepName(st *godog.Step) string {
+	var lang i18n.Lang
+	if s.lib != nil {
+		lang = s.lib.Lang
+	}
+	say := s.text
 	for i, p := range s.steps {
 		if p.Id == st.Id && i < len(s.keywords) {
-			return s.keywords[i] + st.Text
+			return stepKeyword(s.keywords[i], lang) + say(st.Text)
 		}
 	}
 	switch st.Type {
 	case messages.PickleStepType_CONTEXT:
-		return "Given " + st.Text
+		return stepKeyword("Given ", lang) + say(st.Text)
 	case messages.PickleStepType_ACTION:
-		return "When " + st.Text
+		return stepKeyword("When ", lang) + say(st.Text)
 	case messages.PickleStepType_OUTCOME:
-		return "Then " + st.Text
+		return stepKeyword("Then ", lang) + say(st.Text)
 	}
-	return st.Text
+	return say(st.Text)
+}
+
+// text is a text of the scenario's feature file in the Library's
+// language.
+func (s *scenario) text(t string) string {
+	if s.say == nil {
+		return t
+	}
+	return s.say(t)
 }
 
 // stepKeywords reads the keywords ("Given ", "And "...) of a scenario's
@@ -99,7 +115,7 @@ func stepKeywords(path, scenario string, n int) []string {
 func (r Report) Result() *engine.Result {
 	feature := slug(strings.TrimSuffix(filepath.Base(r.Feature), filepath.Ext(r.Feature)))
 	res := &engine.Result{
-		Lab: feature + "/" + slug(r.Scenario), Title: r.Scenario, File: r.Feature, Status: engine.Passed,
+		Lab: feature + "/" + slug(r.Scenario), Title: cmp.Or(r.Title, r.Scenario), File: r.Feature, Status: engine.Passed,
 		Started: r.Started, Duration: r.Duration, BootDuration: r.BootDuration, Steps: r.Steps,
 		Timeline: r.Timeline, Recovery: r.Recovery, Traces: r.Traces, Scheduling: r.Scheduling, Kubeconfig: r.Kubeconfig,
 		Drill: r.Drill,

@@ -14,6 +14,7 @@ import (
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/load"
 	"kubelab.dev/kubelab/ops"
 )
@@ -41,12 +42,19 @@ type Library struct {
 	// go to Report.Evidence; one the scenario cannot evaluate (a name it
 	// never recorded) is left out.
 	Evidence []string
+	// Lang is the language steps and scenario titles are shown in (the
+	// feature files' catalogs, package i18n); they run in English.
+	Lang i18n.Lang
+
+	catalogs catalogs
 }
 
 // Report is what happened in one scenario.
 type Report struct {
 	// Feature is the feature file; Scenario the scenario's name.
 	Feature, Scenario string
+	// Title is the scenario's name in the Library's language.
+	Title string
 	// Err is the scenario's failure, nil when it passed.
 	Err error
 	// Started is when the scenario started.
@@ -94,8 +102,9 @@ type scenario struct {
 	topo     cluster.Topology
 	sess     *engine.Session
 	steps    []*godog.Step
-	cur      int  // index of the running step in steps
-	marked   bool // the running step is marked in the session's timeline
+	say      func(string) string // a text of the feature in the Library's language
+	cur      int                 // index of the running step in steps
+	marked   bool                // the running step is marked in the session's timeline
 	failed   bool
 	last     engine.OpResult
 	keywords []string            // of steps, from the feature file
@@ -138,6 +147,8 @@ func (l *Library) before(ctx context.Context, p *godog.Scenario) (context.Contex
 		vars: map[string]string{}, facts: map[string]bool{}, follows: map[string]string{},
 	}
 	s.keywords = stepKeywords(p.Uri, p.Name, len(p.Steps))
+	l.catalogs.lang = l.Lang
+	s.say = l.catalogs.texts(p.Uri)
 	ctx = context.WithValue(ctx, scenarioKey{}, s)
 	s.ctx, s.cancel = context.WithTimeout(ctx, ScenarioTimeout)
 	return s.ctx, nil
@@ -155,7 +166,7 @@ func beforeStep(ctx context.Context, st *godog.Step) (context.Context, error) {
 	}
 	s.marked, s.begun, s.ops = false, time.Now(), nil
 	if s.sess != nil && !s.failed {
-		s.sess.Step(st.Text)
+		s.sess.Step(s.text(st.Text))
 		s.marked = true
 	}
 	return ctx, nil
@@ -205,7 +216,7 @@ func (l *Library) after(ctx context.Context, p *godog.Scenario, err error) (cont
 		}
 	}
 	s.checks = nil
-	rep := Report{Feature: s.feature, Scenario: s.name, Err: errors.Join(append([]error{err}, errs...)...),
+	rep := Report{Feature: s.feature, Scenario: s.name, Title: s.text(s.name), Err: errors.Join(append([]error{err}, errs...)...),
 		Started: s.started, Duration: time.Since(s.started), Steps: s.stepResults()}
 	if s.sess == nil {
 		if l.OnScenario != nil {
@@ -288,7 +299,7 @@ func (s *scenario) session() (*engine.Session, error) {
 	if _, set := s.vars["NAMESPACE"]; !set {
 		s.vars["NAMESPACE"] = sess.Cluster().Namespace() // the run's own on a shared cluster
 	}
-	sess.Step(s.steps[s.cur].Text)
+	sess.Step(s.text(s.steps[s.cur].Text))
 	s.marked = true
 	return sess, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+
 	"kubelab.dev/kubelab/ops"
 )
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cucumber/godog"
+
 	"kubelab.dev/kubelab/ops"
 )
 

@@ -11,51 +11,52 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/internal/safetext"
 	"kubelab.dev/kubelab/report"
 )
 
-// WriteSummary prints a grade for people: what was refused and
+// WriteSummary prints a grade for people, in p's language: what was refused and
 // applied, each check with its points, and for failed checks what was
 // expected, what was observed and the hint; then the score.
-func WriteSummary(w io.Writer, g *Grade) {
+func WriteSummary(w io.Writer, p *i18n.Printer, g *Grade) {
 	w = safetext.NewWriter(w) // the submission and the cluster wrote much of it
 	who := ""
 	if g.Learner != "" {
-		who = " (learner " + g.Learner + ")"
+		who = p.Sprintf(" (learner %s)", g.Learner)
 	}
 	boot := "" // a live cluster was up already
 	if g.BootDuration > 0 {
-		boot = fmt.Sprintf(" (cluster up in %s)", g.BootDuration.Round(100*time.Millisecond))
+		boot = p.Sprintf(" (cluster up in %s)", g.BootDuration.Round(100*time.Millisecond))
 	}
-	fmt.Fprintf(w, "\n== %s: %s\n   submission %s%s\n   graded in %s%s\n", g.Exercise, g.Title, g.Submission, who,
+	p.Fprintf(w, "\n== %s: %s\n   submission %s%s\n   graded in %s%s\n", g.Exercise, g.Title, g.Submission, who,
 		g.Duration.Round(100*time.Millisecond), boot)
 	if len(g.Refused) > 0 {
-		fmt.Fprintf(w, "\nRefused (not applied; checks that need these objects fail):\n")
+		p.Fprintf(w, "\nRefused (not applied; checks that need these objects fail):\n")
 		for _, r := range g.Refused {
-			fmt.Fprintf(w, "   ✘ %s\n", indent(r.Error(), "     "))
+			p.Fprintf(w, "   ✘ %s\n", indent(r.Error(), "     "))
 		}
 	}
 	if len(g.Objects) > 0 {
-		fmt.Fprintf(w, "\nApplied:\n")
+		p.Fprintf(w, "\nApplied:\n")
 		for _, o := range g.Objects {
 			if o.Applied {
-				fmt.Fprintf(w, "   ✔ %s (%s:%d)\n", o.Object, o.File, o.Line)
+				p.Fprintf(w, "   ✔ %s (%s:%d)\n", o.Object, o.File, o.Line)
 			} else {
-				fmt.Fprintf(w, "   ✘ %s (%s:%d): rejected by the API server:\n       %s\n", o.Object, o.File, o.Line, indent(o.Error, "       "))
+				p.Fprintf(w, "   ✘ %s (%s:%d): rejected by the API server:\n       %s\n", o.Object, o.File, o.Line, indent(o.Error, "       "))
 			}
 		}
 	}
 	if len(g.Ignored) > 0 {
-		fmt.Fprintf(w, "\nIgnored (not manifests): %s\n", strings.Join(g.Ignored, ", "))
+		p.Fprintf(w, "\nIgnored (not manifests): %s\n", strings.Join(g.Ignored, ", "))
 	}
 	switch g.Status {
 	case StatusError:
-		fmt.Fprintf(w, "\nCould not grade: %s\n", indent(g.Error, "   "))
+		p.Fprintf(w, "\nCould not grade: %s\n", indent(g.Error, "   "))
 	case StatusRefused:
-		fmt.Fprintf(w, "\nScore 0: %s\n", indent(g.Error, "   "))
+		p.Fprintf(w, "\nScore 0: %s\n", indent(g.Error, "   "))
 	}
-	fmt.Fprintf(w, "\nChecks:\n")
+	p.Fprintf(w, "\nChecks:\n")
 	for _, c := range g.Checks {
 		mark := "✔"
 		switch c.Status {
@@ -64,26 +65,26 @@ func WriteSummary(w io.Writer, g *Grade) {
 		case engine.Failed:
 			mark = "✘"
 		}
-		fmt.Fprintf(w, "   %s %2d/%-2d %s\n", mark, c.Earned, c.Points, c.Name)
+		p.Fprintf(w, "   %s %2d/%-2d %s\n", mark, c.Earned, c.Points, c.Name)
 		if c.Status == engine.Passed {
 			continue
 		}
 		if c.Error == SkippedDestructive {
-			fmt.Fprintf(w, "            %s\n", c.Error)
+			p.Fprintf(w, "            %s\n", c.Error)
 			continue
 		}
 		const pad = "            "
 		if c.Expected != "" {
-			fmt.Fprintf(w, "%sexpected: %s\n", pad, indent(c.Expected, pad+"  "))
-			fmt.Fprintf(w, "%sobserved: %s\n", pad, indent(strings.TrimSpace(c.Observed), pad+"  "))
+			p.Fprintf(w, "%sexpected: %s\n", pad, indent(c.Expected, pad+"  "))
+			p.Fprintf(w, "%sobserved: %s\n", pad, indent(strings.TrimSpace(c.Observed), pad+"  "))
 		} else if c.Error != "" {
-			fmt.Fprintf(w, "%s%s\n", pad, indent(c.Error, pad))
+			p.Fprintf(w, "%s%s\n", pad, indent(c.Error, pad))
 		}
 		if c.Hint != "" {
-			fmt.Fprintf(w, "%shint: %s\n", pad, mdInline(c.Hint))
+			p.Fprintf(w, "%shint: %s\n", pad, mdInline(c.Hint))
 		}
 	}
-	fmt.Fprintf(w, "\nScore: %d/%d, %s (passing score %d)\n", g.Score, g.Max, verdict(g), g.PassingScore)
+	p.Fprintf(w, "\nScore: %d/%d, %s (passing score %d)\n", g.Score, g.Max, p.S(verdict(g)), g.PassingScore)
 }
 
 // indent puts pad after every line break of s.

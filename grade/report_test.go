@@ -58,7 +58,7 @@ func TestGradeReports(t *testing.T) {
 	ex, g := sampleGrade()
 	sb := NewScoreboard(ex, []*Grade{g, {Learner: "bob", Status: StatusError, Max: 8, Error: "cluster did not come up\nmore"}})
 	for name, write := range map[string]func(*bytes.Buffer) error{
-		"summary.txt":    func(b *bytes.Buffer) error { WriteSummary(b, g); return nil },
+		"summary.txt":    func(b *bytes.Buffer) error { WriteSummary(b, nil, g); return nil },
 		"summary.md":     func(b *bytes.Buffer) error { return WriteMarkdown(b, g) },
 		"junit.xml":      func(b *bytes.Buffer) error { return WriteJUnit(b, []*Grade{g}) },
 		"grade.json":     func(b *bytes.Buffer) error { return WriteJSON(b, g) },
@@ -167,11 +167,11 @@ func TestReportsShowHostileTextEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, write := range map[string]func(*bytes.Buffer) error{
-		"summary":          func(b *bytes.Buffer) error { WriteSummary(b, g); return nil },
+		"summary":          func(b *bytes.Buffer) error { WriteSummary(b, nil, g); return nil },
 		"markdown":         func(b *bytes.Buffer) error { return WriteMarkdown(b, g) },
 		"junit":            func(b *bytes.Buffer) error { return WriteJUnit(b, []*Grade{g}) },
 		"html":             func(b *bytes.Buffer) error { return report.HTML(b, js.Bytes()) },
-		"lab summary":      func(b *bytes.Buffer) error { engine.WriteSummary(b, []*engine.Result{g.Result()}); return nil },
+		"lab summary":      func(b *bytes.Buffer) error { engine.WriteSummary(b, nil, []*engine.Result{g.Result()}); return nil },
 		"lab junit":        func(b *bytes.Buffer) error { return engine.WriteJUnit(b, []*engine.Result{g.Result()}) },
 		"scoreboard csv":   func(b *bytes.Buffer) error { return sb.WriteCSV(b) },
 		"scoreboard md":    func(b *bytes.Buffer) error { return sb.WriteMarkdown(b) },

@@ -92,7 +92,7 @@ func RunOn(t testing.TB, path, backend string) *engine.Result {
 	}
 	if !res.Passed() {
 		var b strings.Builder
-		engine.WriteSummary(&b, []*engine.Result{res})
+		engine.WriteSummary(&b, nil, []*engine.Result{res})
 		fmt.Fprintf(&b, "\ntimeline:\n")
 		engine.WriteTimeline(&b, res)
 		t.Fatalf("lab %s %s:\n%s", res.Lab, res.Status, b.String())

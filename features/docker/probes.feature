@@ -27,7 +27,7 @@ Feature: Liveness and readiness probes
     - A startup probe holds both off during a slow start.
       terms: startup, 启动探针
     - A liveness probe must not check dependencies, or it restarts healthy Pods in a cascade.
-      terms: dependenc, 依赖 | cascade, healthy, 级联
+      terms: dependenc, 依赖 | cascade, healthy, 级联, 连锁
 
   Scenario: A failing readiness probe takes a Pod out of its Service
     Given a lab cluster with 1 worker

@@ -17,6 +17,7 @@ import (
 	"kubelab.dev/kubelab/cluster/backends"
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/internal/safetext"
 )
 
@@ -47,6 +48,11 @@ type globals struct {
 	interruptEndsNormally bool
 	// hooks replace the backends in this package's tests.
 	hooks hooks
+	// langFlag is --lang as given; lang is the language the command
+	// speaks (--lang, else the locale's).
+	langFlag string
+	lang     i18n.Lang
+	words    *i18n.Printer
 }
 
 // nameFlag is " --name NAME" for a hint about a cluster that is not the
@@ -136,6 +142,9 @@ exercises.
 			return nil // completing a word must not touch any cluster
 		}
 		g.ran = true
+		if err := g.setLang(); err != nil {
+			return err
+		}
 		removed, err := embedded.Home(g.home).Sweep(cmd.Context())
 		for _, n := range removed {
 			fmt.Fprintf(s.Err, "removed orphaned cluster %q (its kubelab process had died)\n", n)
@@ -162,6 +171,7 @@ exercises.
 	pf.StringVar(&g.name, "name", envOr("KUBELAB_NAME", "kubelab"), "cluster name ($KUBELAB_NAME)")
 	pf.StringVar(&g.home, "home", string(embedded.DefaultHome()), "state directory for clusters ($KUBELAB_HOME)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "debug logs on stderr")
+	pf.StringVar(&g.langFlag, "lang", "", "the language of labs, drills, exercises and their reports: en or zh (default: the locale's, from $LC_ALL, $LC_MESSAGES or $LANG)")
 	root.AddCommand(
 		g.addFresh(newUpCommand(g)),
 		newDownCommand(g),
@@ -174,12 +184,28 @@ exercises.
 		newImagesCommand(g),
 		g.addFresh(newDrillCommand(g)),
 		g.addFresh(newGradeCommand(g)), newExerciseCommand(g), newCheckCommand(g), newUICommand(g), newSolveCommand(g), newGradePodCommand(g),
-		newVersionCommand(g), newGetCommand(g), newBenchCommand(g), newReportCommand(g), newSchemaCommand(g),
+		newVersionCommand(g), newGetCommand(g), newBenchCommand(g), newReportCommand(g), newSchemaCommand(g), newTranslateCommand(g),
 		newClientCommand(g, "kubectl", "Run kubectl against the cluster (--name); arguments after kubectl are kubectl's"),
 		newClientCommand(g, "etcdctl", "Run etcdctl against the cluster's etcd members (--name); arguments after etcdctl are etcdctl's"),
 	)
 	registerCompletions(g, root)
 	return root
+}
+
+// setLang resolves the language of the command: --lang, else the
+// locale's.
+func (g *globals) setLang() error {
+	g.lang = i18n.FromEnv(os.Getenv)
+	if g.langFlag != "" {
+		l, err := i18n.Parse(g.langFlag)
+		if err != nil {
+			g.ran = false // a usage error
+			return fmt.Errorf("--lang: %w", err)
+		}
+		g.lang = l
+	}
+	g.words = i18n.NewPrinter(g.lang)
+	return nil
 }
 
 func envOr(k, def string) string {

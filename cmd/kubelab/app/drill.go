@@ -2,6 +2,7 @@ package app
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
+	"kubelab.dev/kubelab/internal/i18n"
 )
 
 type drillFlags struct {
@@ -99,7 +101,7 @@ terminal.`,
 
 // listDrills prints every drill of features/: file, topics, question.
 func listDrills(g *globals) error {
-	drills, err := features.Load(drillDirs(g)...)
+	drills, err := g.loadDrills(drillDirs(g)...)
 	if err != nil {
 		return invalid(err)
 	}
@@ -119,7 +121,7 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 	var drills []*features.Drill
 	if !f.iv.on {
 		var err error
-		if drills, err = features.Load(g.coursePaths(args)...); err != nil {
+		if drills, err = g.loadDrills(g.coursePaths(args)...); err != nil {
 			return invalid(err)
 		}
 	} else if f.iv.count < 1 || f.iv.per <= 0 {
@@ -159,7 +161,7 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 			return err
 		}
 	}
-	r := engine.Runner{Backend: backend, Binary: bin, Observe: g.hooks.observe, Traces: f.html != "" || f.json != "" || f.reports != "", Progress: quietWhenInterrupted(ctx, g, engine.ConsoleProgress(g.streams.Err))}
+	r := engine.Runner{Backend: backend, Binary: bin, Observe: g.hooks.observe, Words: g.words, Traces: f.html != "" || f.json != "" || f.reports != "", Progress: quietWhenInterrupted(ctx, g, engine.ConsoleProgress(g.streams.Err))}
 	if f.iv.on {
 		return interview(ctx, g, f, &f.iv, r)
 	}
@@ -174,7 +176,7 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 // drillAll asks each drill's question, runs its scenarios and shows what
 // they did; it returns the reports of every scenario that ran.
 func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, drills []*features.Drill) ([]features.Report, error) {
-	out := g.streams.Out
+	out, p := g.streams.Out, g.words
 	var answers *lineReader
 	if !f.noPrompt && isTerminal(g.streams.In) {
 		answers = newLineReader(g.streams.In)
@@ -182,28 +184,28 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 	var all []features.Report
 	failed := 0
 	for i, d := range drills {
-		fmt.Fprintf(out, "\n━━ Drill %d/%d: %s (%s)\n\n", i+1, len(drills), d.Title, d.Path)
-		fmt.Fprintf(out, "Question:\n%s\n", indentText(reflow(d.Question, 74), "  "))
+		p.Fprintf(out, "\n━━ Drill %d/%d: %s (%s)\n\n", i+1, len(drills), d.Title, d.Path)
+		p.Fprintf(out, "Question:\n%s\n", indentText(reflow(d.Question, 74), "  "))
 		// The question comes alone: the scenarios' names would give half
 		// the answer away.
 		answer, asked := f.answerText, f.answer != ""
 		if answers != nil && !asked {
-			fmt.Fprintf(out, "\nYour answer (an empty line ends it; Enter alone skips):\n")
+			p.Fprintf(out, "\nYour answer (an empty line ends it; Enter alone skips):\n")
 			var err error
 			if answer, err = answers.readAnswer(ctx, out); err != nil {
 				return all, err
 			}
 			asked = true
 		}
-		fmt.Fprintf(out, "\nRunning the drill on a real cluster:\n")
+		p.Fprintf(out, "\nRunning the drill on a real cluster:\n")
 		for _, s := range d.Scenarios {
-			fmt.Fprintf(out, "\nScenario: %s\n", s.Name)
+			p.Fprintf(out, "\nScenario: %s\n", s.Name)
 			if s.Description != "" {
 				fmt.Fprintf(out, "%s\n", indentText(reflow(s.Description, 74), "  "))
 			}
 		}
 		reps, err := runDrill(ctx, g, f, r, d)
-		features.ScoreRun(d, answer, asked, reps)
+		features.ScoreRun(p, d, answer, asked, reps)
 		all = append(all, reps...)
 		if err != nil && !errors.Is(err, features.ErrFailed) {
 			return all, cannotRun(err)
@@ -211,7 +213,7 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 		if err != nil {
 			failed++
 		}
-		showDrill(out, d, reps, answer, asked)
+		showDrill(out, p, d, reps, answer, asked)
 		if ctx.Err() != nil {
 			return all, ctx.Err()
 		}
@@ -225,7 +227,7 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 // runDrill runs one feature's scenarios and returns what each did.
 func runDrill(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d *features.Drill) ([]features.Report, error) {
 	var reps []features.Report
-	lib := &features.Library{Runner: &r, KeepOnFailure: f.keep, Out: g.streams.Err, Evidence: features.EvidenceExprs(d.KeyPoints),
+	lib := &features.Library{Runner: &r, Lang: g.lang, KeepOnFailure: f.keep, Out: g.streams.Err, Evidence: features.EvidenceExprs(d.KeyPoints),
 		OnScenario: func(rep features.Report) { reps = append(reps, rep) }}
 	// Live progress comes from the engine (Runner.Progress); godog's own
 	// console output would only repeat it, so it is dropped.
@@ -246,58 +248,58 @@ func runDrill(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 
 // showDrill prints what the cluster did in each scenario, then the
 // learner's answer and the model answer.
-func showDrill(w io.Writer, d *features.Drill, reps []features.Report, answer string, asked bool) {
+func showDrill(w io.Writer, p *i18n.Printer, d *features.Drill, reps []features.Report, answer string, asked bool) {
 	for _, r := range reps {
-		status := "PASSED"
+		status := p.S("PASSED")
 		if r.Err != nil {
-			status = "FAILED"
+			status = p.S("FAILED")
 		}
-		fmt.Fprintf(w, "\nWhat the cluster did in %q (%s in %s):\n", r.Scenario, status, r.Duration.Round(100*time.Millisecond))
+		p.Fprintf(w, "\nWhat the cluster did in %q (%s in %s):\n", cmp.Or(r.Title, r.Scenario), status, r.Duration.Round(100*time.Millisecond))
 		for _, e := range r.Timeline {
 			switch {
 			case e.Kind == engine.EventStep && e.Detail == "started":
 				fmt.Fprintf(w, "  %8.3fs  ▶ %s\n", e.At.Seconds(), e.Subject)
 			case e.Kind == engine.EventStep && e.Detail == string(engine.Failed):
-				fmt.Fprintf(w, "  %8.3fs  ✘ %s failed\n", e.At.Seconds(), e.Subject)
+				p.Fprintf(w, "  %8.3fs  ✘ %s failed\n", e.At.Seconds(), e.Subject)
 			case e.Kind == engine.EventStep:
 			default:
-				fmt.Fprintf(w, "  %8.3fs      %-12s %s: %s\n", e.At.Seconds(), e.Kind, e.Subject, e.Detail)
+				fmt.Fprintf(w, "  %8.3fs      %-12s %s: %s\n", e.At.Seconds(), e.Kind, e.Subject, e.DetailIn(p))
 			}
 		}
 		if len(r.Recovery) > 0 {
-			fmt.Fprintf(w, "\nRecovery times:\n")
+			p.Fprintf(w, "\nRecovery times:\n")
 			for _, rc := range r.Recovery {
-				fmt.Fprintf(w, "  %s\n", rc.Describe)
+				fmt.Fprintf(w, "  %s\n", rc.DescribeIn(p))
 			}
 		}
 		if r.Err != nil {
-			fmt.Fprintf(w, "\nThe scenario failed:\n%s\n", indentText(r.Err.Error(), "  "))
+			p.Fprintf(w, "\nThe scenario failed:\n%s\n", indentText(r.Err.Error(), "  "))
 		}
 		if r.Kubeconfig != "" {
-			fmt.Fprintf(w, "\nIts cluster is still up: export KUBECONFIG=%s\n", r.Kubeconfig)
+			p.Fprintf(w, "\nIts cluster is still up: export KUBECONFIG=%s\n", r.Kubeconfig)
 		}
 	}
 	if asked {
 		if answer == "" {
-			answer = "(skipped)"
+			answer = p.S("(skipped)")
 		}
-		fmt.Fprintf(w, "\nYour answer:\n%s\n", indentText(answer, "  "))
+		p.Fprintf(w, "\nYour answer:\n%s\n", indentText(answer, "  "))
 	}
-	fmt.Fprintf(w, "\nModel answer:\n%s\n", indentText(d.ModelAnswer, "  "))
-	showKeyPoints(w, d, reps, asked)
+	p.Fprintf(w, "\nModel answer:\n%s\n", indentText(d.ModelAnswer, "  "))
+	showKeyPoints(w, p, d, reps, asked)
 }
 
 // showKeyPoints prints each key point of the drill: made or missed by the
 // answer (and by which sentence), and what the cluster showed of it.
-func showKeyPoints(w io.Writer, d *features.Drill, reps []features.Report, asked bool) {
+func showKeyPoints(w io.Writer, p *i18n.Printer, d *features.Drill, reps []features.Report, asked bool) {
 	if len(d.KeyPoints) == 0 || len(reps) == 0 || reps[len(reps)-1].Drill == nil {
 		return
 	}
 	scores := reps[len(reps)-1].Drill.KeyPoints
 	if asked {
-		fmt.Fprintf(w, "\nKey points: your answer made %d of %d\n", features.Made(scores), len(scores))
+		p.Fprintf(w, "\nKey points: your answer made %d of %d\n", features.Made(scores), len(scores))
 	} else {
-		fmt.Fprintf(w, "\nKey points (what a good answer says):\n")
+		p.Fprintf(w, "\nKey points (what a good answer says):\n")
 	}
 	for _, s := range scores {
 		mark := "•"
@@ -307,12 +309,12 @@ func showKeyPoints(w io.Writer, d *features.Drill, reps []features.Report, asked
 		fmt.Fprintf(w, "  %s %s\n", mark, reflowHanging(s.Point, 72, "    "))
 		switch {
 		case asked && s.Made:
-			fmt.Fprintf(w, "      you said: %q\n", s.By)
+			p.Fprintf(w, "      you said: %q\n", s.By)
 		case asked:
-			fmt.Fprintf(w, "      missed; it takes: %s\n", strings.Join(s.Missing, ", "))
+			p.Fprintf(w, "      missed; it takes: %s\n", strings.Join(s.Missing, ", "))
 		}
 		for _, e := range s.Evidence {
-			fmt.Fprintf(w, "      the cluster: %s\n", e)
+			p.Fprintf(w, "      the cluster: %s\n", e)
 		}
 	}
 }
@@ -371,29 +373,9 @@ func (lr *lineReader) readAnswer(ctx context.Context, w io.Writer) (string, erro
 	}
 }
 
-// reflow joins the lines of each paragraph of s and wraps them at width.
-func reflow(s string, width int) string {
-	var paras []string
-	for _, p := range strings.Split(s, "\n\n") {
-		var b strings.Builder
-		n := 0
-		for _, word := range strings.Fields(p) {
-			switch {
-			case n == 0:
-			case n+1+len(word) > width:
-				b.WriteString("\n")
-				n = 0
-			default:
-				b.WriteString(" ")
-				n++
-			}
-			b.WriteString(word)
-			n += len(word)
-		}
-		paras = append(paras, b.String())
-	}
-	return strings.Join(paras, "\n\n")
-}
+// reflow rewraps the paragraphs of s to width columns (i18n.Reflow:
+// Chinese wraps too).
+func reflow(s string, width int) string { return i18n.Reflow(s, width) }
 
 func indentText(s, pad string) string {
 	lines := strings.Split(s, "\n")

@@ -13,6 +13,7 @@ import (
 
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/internal/i18n"
 )
 
 // ErrNotPassed is returned by `kubelab grade` when a submission scored
@@ -80,7 +81,7 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
 			if (f.submission == "") == (f.submissions == "") {
 				return invalid(errors.New("want exactly one of --submission DIR and --submissions DIR"))
 			}
-			ex, err := grade.LoadExercise(g.coursePath(args[0]))
+			ex, err := g.loadExercise(g.coursePath(args[0]))
 			if err != nil {
 				return invalid(err)
 			}
@@ -147,7 +148,7 @@ func gradeRunner(g *globals, f *gradeFlags) (*engine.Runner, error) {
 		return nil, err
 	}
 	backend = keptOnFailure(g, f.backend, bin, backend, f.keep)
-	return &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Observe: g.hooks.observe, Traces: f.html != "" || f.json != "",
+	return &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Observe: g.hooks.observe, Words: g.words, Traces: f.html != "" || f.json != "",
 		Progress: engine.ConsoleProgress(g.streams.Err)}, nil
 }
 
@@ -162,7 +163,7 @@ func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, e
 	if err != nil {
 		return err
 	}
-	printGrade(g.streams.Out, gr, f.timeline)
+	printGrade(g.streams.Out, g.words, gr, f.timeline)
 	md := func(w io.Writer) error { return grade.WriteMarkdown(w, gr) }
 	if err := errors.Join(
 		writeFile(f.junit, func(w io.Writer) error { return grade.WriteJUnit(w, []*grade.Grade{gr}) }),
@@ -208,7 +209,7 @@ func gradeBatch(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner,
 // per-learner reports; err is the batch's own (an interrupt).
 func writeBatch(g *globals, f *gradeFlags, ex *grade.Exercise, grades []*grade.Grade, err error) error {
 	for _, gr := range grades {
-		printGrade(g.streams.Out, gr, f.timeline)
+		printGrade(g.streams.Out, g.words, gr, f.timeline)
 	}
 	if err != nil {
 		return err
@@ -260,10 +261,10 @@ func gradeResults(grades []*grade.Grade) []*engine.Result {
 	return out
 }
 
-func printGrade(w io.Writer, gr *grade.Grade, timeline bool) {
-	grade.WriteSummary(w, gr)
+func printGrade(w io.Writer, p *i18n.Printer, gr *grade.Grade, timeline bool) {
+	grade.WriteSummary(w, p, gr)
 	if timeline {
-		fmt.Fprintf(w, "\nTimeline:\n")
+		p.Fprintf(w, "\nTimeline:\n")
 		for _, e := range gr.Timeline {
 			fmt.Fprintf(w, "  %s\n", e)
 		}
@@ -329,7 +330,7 @@ func newExerciseShowCommand(g *globals) *cobra.Command {
 		Example: `  kubelab exercise show exercises/pdb-drain > TASK.md`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, err := grade.LoadExercise(g.coursePath(args[0]))
+			ex, err := g.loadExercise(g.coursePath(args[0]))
 			if err != nil {
 				return invalid(err)
 			}
@@ -367,7 +368,7 @@ func newExerciseValidateCommand(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, a := range args {
-				ex, err := grade.LoadExercise(g.coursePath(a))
+				ex, err := g.loadExercise(g.coursePath(a))
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -400,7 +401,7 @@ func newExerciseListCommand(g *globals) *cobra.Command {
 			fmt.Fprintf(w, "EXERCISE\tTITLE\tPOINTS\tDIFFICULTY\n")
 			var errs []error
 			for _, file := range files {
-				ex, err := grade.LoadExercise(file)
+				ex, err := g.loadExercise(file)
 				if err != nil {
 					errs = append(errs, err)
 					continue

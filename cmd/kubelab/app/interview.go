@@ -18,6 +18,7 @@ import (
 	"kubelab.dev/kubelab/curriculum"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
+	"kubelab.dev/kubelab/internal/i18n"
 )
 
 // interviewFlags are drill --interview's own flags.
@@ -97,7 +98,7 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 	if !isTerminal(g.streams.In) {
 		return invalidf("drill --interview asks questions against the clock: it needs a terminal")
 	}
-	all, err := features.Load(drillDirs(g)...)
+	all, err := g.loadDrills(drillDirs(g)...)
 	if err != nil {
 		return invalid(err)
 	}
@@ -105,12 +106,12 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 	if err != nil {
 		return invalid(err)
 	}
-	out := g.streams.Out
+	out, p := g.streams.Out, g.words
 	answers := newLineReader(g.streams.In)
 	rec := interviewRecord{Started: time.Now().UTC()}
-	fmt.Fprintf(out, "Interview: %d questions, %s each. An empty line ends an answer; when the time is up, the lines entered so far count.\n", len(drills), iv.per)
+	p.Fprintf(out, "Interview: %d questions, %s each. An empty line ends an answer; when the time is up, the lines entered so far count.\n", len(drills), iv.per)
 	for i, d := range drills {
-		fmt.Fprintf(out, "\n━━ Question %d/%d (%s, %s)\n%s\n", i+1, len(drills), strings.Join(d.Topics, ", "), iv.per, indentText(reflow(d.Question, 74), "  "))
+		p.Fprintf(out, "\n━━ Question %d/%d (%s, %s)\n%s\n", i+1, len(drills), strings.Join(d.Topics, ", "), iv.per, indentText(reflow(d.Question, 74), "  "))
 		start := time.Now()
 		actx, cancel := context.WithTimeout(ctx, iv.per)
 		answer, err := answers.readAnswer(actx, out)
@@ -118,7 +119,7 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 		cancel()
 		if timeUp {
 			err = nil
-			fmt.Fprintf(out, "\n(time is up)\n")
+			p.Fprintf(out, "\n(time is up)\n")
 		}
 		if err != nil {
 			return err
@@ -126,7 +127,7 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 		rec.Questions = append(rec.Questions, interviewAnswer{Drill: d.Path, Title: d.Title, Topics: d.Topics, Answer: answer,
 			Seconds: time.Since(start).Seconds(), TimeUp: timeUp, Points: len(d.KeyPoints)})
 	}
-	fmt.Fprintf(out, "\nRunning the %d drills on real clusters...\n", len(drills))
+	p.Fprintf(out, "\nRunning the %d drills on real clusters...\n", len(drills))
 	var reps []features.Report
 	for i, d := range drills {
 		dreps, err := runDrill(ctx, g, f, r, d)
@@ -135,7 +136,7 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 		}
 		q := &rec.Questions[i]
 		q.Passed = err == nil
-		scores := features.ScoreRun(d, q.Answer, true, dreps)
+		scores := features.ScoreRun(p, d, q.Answer, true, dreps)
 		q.Made = features.Made(scores)
 		for _, s := range scores {
 			if !s.Made {
@@ -143,12 +144,12 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 			}
 		}
 		reps = append(reps, dreps...)
-		showInterviewAnswer(out, i+1, d, q, scores)
+		showInterviewAnswer(out, p, i+1, d, q, scores)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
-	writeInterviewSummary(out, rec)
+	writeInterviewSummary(out, p, rec)
 	if err := saveInterview(g, rec); err != nil {
 		return err
 	}
@@ -156,17 +157,17 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 }
 
 // showInterviewAnswer prints how one answer fared.
-func showInterviewAnswer(w io.Writer, n int, d *features.Drill, q *interviewAnswer, scores []features.PointScore) {
-	status := "the cluster did as the model answer says"
+func showInterviewAnswer(w io.Writer, p *i18n.Printer, n int, d *features.Drill, q *interviewAnswer, scores []features.PointScore) {
+	status := p.S("the cluster did as the model answer says")
 	if !q.Passed {
-		status = "a scenario FAILED on the cluster"
+		status = p.S("a scenario FAILED on the cluster")
 	}
-	fmt.Fprintf(w, "\n━━ %d. %s: %d of %d key points (%s)\n", n, d.Title, q.Made, q.Points, status)
+	p.Fprintf(w, "\n━━ %d. %s: %d of %d key points (%s)\n", n, d.Title, q.Made, q.Points, status)
 	for _, s := range scores {
 		mark := map[bool]string{true: "✔", false: "✘"}[s.Made]
-		fmt.Fprintf(w, "  %s %s\n", mark, reflowHanging(s.Point, 72, "    "))
+		p.Fprintf(w, "  %s %s\n", mark, reflowHanging(s.Point, 72, "    "))
 		if len(s.Evidence) > 0 {
-			fmt.Fprintf(w, "      the cluster: %s\n", s.Evidence[0])
+			p.Fprintf(w, "      the cluster: %s\n", s.Evidence[0])
 		}
 	}
 }
@@ -210,10 +211,10 @@ func byTopic(qs []interviewAnswer) []topicScore {
 }
 
 // writeInterviewSummary prints the session's table and weakest topics.
-func writeInterviewSummary(w io.Writer, rec interviewRecord) {
-	fmt.Fprintf(w, "\n━━ Summary\n")
+func writeInterviewSummary(w io.Writer, p *i18n.Printer, rec interviewRecord) {
+	p.Fprintf(w, "\n━━ Summary\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUESTION\tTOPICS\tKEY POINTS\tTIME")
+	p.Fprintf(tw, "QUESTION\tTOPICS\tKEY POINTS\tTIME\n")
 	made, points := 0, 0
 	for _, q := range rec.Questions {
 		t := fmt.Sprintf("%.0fs", q.Seconds)
@@ -224,7 +225,7 @@ func writeInterviewSummary(w io.Writer, rec interviewRecord) {
 		made, points = made+q.Made, points+q.Points
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "Total: %d of %d key points (%.0f%%)\n", made, points, 100*float64(made)/float64(max(points, 1)))
+	p.Fprintf(w, "Total: %d of %d key points (%.0f%%)\n", made, points, 100*float64(made)/float64(max(points, 1)))
 	var weak []string
 	for _, t := range byTopic(rec.Questions) {
 		if t.ratio() < 1 && len(weak) < 3 {
@@ -232,7 +233,7 @@ func writeInterviewSummary(w io.Writer, rec interviewRecord) {
 		}
 	}
 	if len(weak) > 0 {
-		fmt.Fprintf(w, "Weakest topics: %s. Practise them with kubelab drill --interview --topic TOPIC, or the labs of kubelab list --topics.\n", strings.Join(weak, ", "))
+		p.Fprintf(w, "Weakest topics: %s. Practise them with kubelab drill --interview --topic TOPIC, or the labs of kubelab list --topics.\n", strings.Join(weak, ", "))
 	}
 }
 
@@ -249,7 +250,7 @@ func saveInterview(g *globals, rec interviewRecord) error {
 	if err := os.WriteFile(file, append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.streams.Err, "session saved: %s (kubelab drill --history shows your progress)\n", file)
+	g.words.Fprintf(g.streams.Err, "session saved: %s (kubelab drill --history shows your progress)\n", file)
 	return nil
 }
 
@@ -261,7 +262,7 @@ func interviewHistory(g *globals) error {
 		return err
 	}
 	if len(files) == 0 {
-		fmt.Fprintf(g.streams.Out, "No interview yet: kubelab drill --interview starts one.\n")
+		g.words.Fprintf(g.streams.Out, "No interview yet: kubelab drill --interview starts one.\n")
 		return nil
 	}
 	sort.Strings(files)
@@ -278,7 +279,7 @@ func interviewHistory(g *globals) error {
 		recs = append(recs, rec)
 	}
 	w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SESSION\tQUESTIONS\tKEY POINTS\tWEAKEST TOPIC")
+	g.words.Fprintf(w, "SESSION\tQUESTIONS\tKEY POINTS\tWEAKEST TOPIC\n")
 	for _, rec := range recs {
 		made, points := 0, 0
 		for _, q := range rec.Questions {
@@ -314,7 +315,7 @@ func interviewHistory(g *globals) error {
 	sort.Strings(topics)
 	fmt.Fprintln(g.streams.Out)
 	w = tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TOPIC\tFIRST\tLAST\tALL")
+	g.words.Fprintf(w, "TOPIC\tFIRST\tLAST\tALL\n")
 	for _, t := range topics {
 		f, l, a := first[t], last[t], total[t]
 		fmt.Fprintf(w, "%s\t%d/%d\t%d/%d\t%d/%d\n", t, f.made, f.points, l.made, l.points, a.made, a.points)

@@ -18,8 +18,6 @@ import (
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/curriculum"
 	"kubelab.dev/kubelab/engine"
-	"kubelab.dev/kubelab/features"
-	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/load"
 	"kubelab.dev/kubelab/report"
 )
@@ -54,7 +52,7 @@ reports list the labs in the order given.`,
   kubelab run labs/ --parallel 2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			labs, err := loadLabs(g.coursePaths(args))
+			labs, err := g.loadLabs(g.coursePaths(args))
 			if err != nil {
 				return err
 			}
@@ -76,7 +74,7 @@ reports list the labs in the order given.`,
 			if cmd.Flags().Changed("name") {
 				backend = namedClusters(backend, g.name, len(labs) > 1)
 			}
-			return runLabs(cmd.Context(), g, f, labs, &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Observe: g.hooks.observe,
+			return runLabs(cmd.Context(), g, f, labs, &engine.Runner{Backend: backend, Binary: bin, KeepOnFailure: f.keep, Observe: g.hooks.observe, Words: g.words,
 				Traces: f.html != "" || f.json != "", Progress: quietWhenInterrupted(cmd.Context(), g, engine.ConsoleProgress(g.streams.Err))})
 		},
 	}
@@ -108,7 +106,7 @@ func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*load.Lab, r *
 	if err != nil {
 		return err
 	}
-	engine.WriteSummary(g.streams.Out, results)
+	engine.WriteSummary(g.streams.Out, g.words, results)
 	if err := writeReports(f.junit, f.json, f.html, results); err != nil {
 		return err
 	}
@@ -283,7 +281,7 @@ func newReportCommand(g *globals) *cobra.Command {
 
 // loadLabs loads every file (directories: every *.yaml inside) and reports
 // the problems of all of them at once.
-func loadLabs(args []string) ([]*load.Lab, error) {
+func (g *globals) loadLabs(args []string) ([]*load.Lab, error) {
 	paths, err := expand(args)
 	if err != nil {
 		return nil, err
@@ -299,6 +297,7 @@ func loadLabs(args []string) ([]*load.Lab, error) {
 			errs = append(errs, err)
 			continue
 		}
+		g.localize(p, l)
 		labs = append(labs, l)
 	}
 	if len(errs) > 0 {
@@ -331,7 +330,7 @@ func newValidateCommand(g *globals) *cobra.Command {
 		Short: "Check lab files (schema, expressions, manifests, topology) without booting anything",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			labs, err := loadLabs(g.coursePaths(args))
+			labs, err := g.loadLabs(g.coursePaths(args))
 			if err != nil {
 				return err
 			}
@@ -365,7 +364,7 @@ func newListCommand(g *globals) *cobra.Command {
 					}
 				}
 			}
-			labs, err := loadLabs(dirs)
+			labs, err := g.loadLabs(dirs)
 			if err != nil {
 				return err
 			}
@@ -393,12 +392,12 @@ func newListCommand(g *globals) *cobra.Command {
 // features/ and exercises/.
 func listTopics(g *globals) error {
 	var ms []curriculum.Material
-	labs, err := loadLabs([]string{g.coursePath("labs")})
+	labs, err := g.loadLabs([]string{g.coursePath("labs")})
 	if err != nil {
 		return err
 	}
 	if more, err := filepath.Glob(filepath.Join(g.coursePath("labs/docker"), "*.yaml")); err == nil && len(more) > 0 {
-		ls, err := loadLabs(more)
+		ls, err := g.loadLabs(more)
 		if err != nil {
 			return err
 		}
@@ -407,7 +406,7 @@ func listTopics(g *globals) error {
 	for _, l := range labs {
 		ms = append(ms, curriculum.Material{Kind: "lab", Path: l.File(), Topics: l.Metadata.Topics})
 	}
-	drills, err := features.Load(drillDirs(g)...)
+	drills, err := g.loadDrills(drillDirs(g)...)
 	if err != nil {
 		return invalid(err)
 	}
@@ -416,7 +415,7 @@ func listTopics(g *globals) error {
 	}
 	exs, _ := filepath.Glob(filepath.Join(g.coursePath("exercises"), "*", "exercise.yaml"))
 	for _, f := range exs {
-		e, err := grade.LoadExercise(f)
+		e, err := g.loadExercise(f)
 		if err != nil {
 			return invalid(err)
 		}

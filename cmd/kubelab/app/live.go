@@ -83,7 +83,7 @@ func openExercise(ctx context.Context, g *globals) (cluster.Backend, *grade.Exer
 	if err := json.Unmarshal(data, &le); err != nil {
 		return nil, nil, fmt.Errorf("cluster %q: read %s: %w", g.name, exerciseStateFile, err)
 	}
-	ex, err := grade.LoadExercise(le.File)
+	ex, err := g.loadExercise(le.File)
 	if err != nil {
 		return nil, nil, invalid(fmt.Errorf("cluster %q runs exercise %s: %w", g.name, le.Name, err))
 	}
@@ -95,7 +95,7 @@ func liveRunner(g *globals, progress bool) (*engine.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &engine.Runner{Binary: bin, Observe: g.hooks.observe}
+	r := &engine.Runner{Binary: bin, Observe: g.hooks.observe, Words: g.words}
 	if progress {
 		r.Progress = engine.ConsoleProgress(g.streams.Err)
 	}
@@ -130,7 +130,7 @@ to remove the cluster.`,
   kubelab exercise start exercises/fix-pending-pods --backend kubeconfig --kubeconfig ~/.kube/config --name mine`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, err := grade.LoadExercise(g.coursePath(args[0]))
+			ex, err := g.loadExercise(g.coursePath(args[0]))
 			if err != nil {
 				return invalid(err)
 			}
@@ -294,7 +294,7 @@ below it.`,
 				}
 			} else {
 				gr = grade.CheckExercise(cmd.Context(), s, ex, o)
-				grade.WriteSummary(g.streams.Out, gr)
+				grade.WriteSummary(g.streams.Out, g.words, gr)
 			}
 			if cmd.Context().Err() != nil {
 				return cmd.Context().Err()
@@ -358,7 +358,7 @@ func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *grade.E
 			_ = safetext.Control(g.streams.Out, "\x1b[H\x1b[2J") // home, clear: redraw in place
 		}
 		fmt.Fprintf(&b, "[%s] evaluation %d: %d/%d", time.Now().Format("15:04:05"), n, gr.Score, gr.Max)
-		grade.WriteSummary(&b, gr)
+		grade.WriteSummary(&b, g.words, gr)
 		done := allRunPassed(gr)
 		switch {
 		case done:

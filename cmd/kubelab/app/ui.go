@@ -70,7 +70,7 @@ its shells.`,
 func runUI(ctx context.Context, g *globals, f *uiFlags, args []string) error {
 	booted := false
 	if len(args) == 1 {
-		ex, err := grade.LoadExercise(g.coursePath(args[0]))
+		ex, err := g.loadExercise(g.coursePath(args[0]))
 		if err != nil {
 			return invalid(err)
 		}
