@@ -144,3 +144,18 @@ func TestMessages(t *testing.T) {
 		t.Errorf("a format with no translation = %q, want the English", got)
 	}
 }
+
+func TestTableAlignsChinese(t *testing.T) {
+	var tb Table
+	tb.Row("问题", "要点")
+	tb.Row("RBAC：谁可以做什么", "1/5")
+	tb.Row("watch", "1/4")
+	var b strings.Builder
+	if err := tb.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "问题                要点\nRBAC：谁可以做什么  1/5\nwatch               1/4\n"
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -78,7 +78,7 @@ func TestDrillInteractive(t *testing.T) {
 		// The key points, made or missed, with the cluster's evidence.
 		"Key points: your answer made 1 of 6",
 		"✔ Followers that hear no heartbeat for an election timeout",
-		"missed; it takes: majority, commit",
+		"missed; it takes: majority / 多数, commit / 提交",
 		"the cluster: ", "-> new etcd leader (etcd-", "the cluster: raft.leader != etcdBefore.leader = true",
 	} {
 		if !strings.Contains(got, want) {
