@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/internal/safetext"
 )
 
@@ -15,6 +16,10 @@ import (
 var files embed.FS
 
 var page = template.Must(template.New("html.tmpl").Funcs(template.FuncMap{
+	// t, tf and lang are the page's language (HTMLIn); English here.
+	"t":           func(s string) string { return s },
+	"tf":          fmt.Sprintf,
+	"lang":        func() string { return string(i18n.EN) },
 	"secs":        func(s float64) string { return fmt.Sprintf("%.2fs", s) },
 	"lower":       strings.ToLower,
 	"join":        strings.Join,
@@ -100,8 +105,14 @@ type traceView struct {
 	SVG        svg
 }
 
-// HTML writes the report of every lab in a JSON report as one page.
-func HTML(w io.Writer, jsonReport []byte) error {
+// HTML writes the report of every lab in a JSON report as one page, in
+// English.
+func HTML(w io.Writer, jsonReport []byte) error { return HTMLIn(w, jsonReport, nil) }
+
+// HTMLIn writes the report of every lab in a JSON report as one page, its
+// headings and words in p's language (nil: English); the labs' own texts
+// are in the language they were run in.
+func HTMLIn(w io.Writer, jsonReport []byte, p *i18n.Printer) error {
 	labs, err := Parse(jsonReport)
 	if err != nil {
 		return err
@@ -127,10 +138,15 @@ func HTML(w io.Writer, jsonReport []byte) error {
 	var summary []string
 	for _, st := range []string{"passed", "failed", "errored", "refused", "interrupted", "skipped"} {
 		if n := counts[st]; n > 0 {
-			summary = append(summary, fmt.Sprintf("%d %s", n, st))
+			summary = append(summary, p.Sprintf("%d %s", n, p.S(st)))
 		}
 	}
-	if err := page.Execute(safetext.NewWriter(w), pageView{Labs: views, Summary: strings.Join(summary, ", ")}); err != nil {
+	tmpl, err := page.Clone()
+	if err != nil {
+		return fmt.Errorf("render HTML report: %w", err)
+	}
+	tmpl.Funcs(template.FuncMap{"t": p.S, "tf": p.Sprintf, "lang": func() string { return string(p.Lang()) }})
+	if err := tmpl.Execute(safetext.NewWriter(w), pageView{Labs: views, Summary: strings.Join(summary, ", ")}); err != nil {
 		return fmt.Errorf("render HTML report: %w", err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -45,29 +46,29 @@ type Fault struct {
 }
 
 // faults are what the page offers for the topology and capabilities.
-func faults(t cluster.Topology, caps map[cluster.Capability]bool) []Fault {
+func faults(p *i18n.Printer, t cluster.Topology, caps map[cluster.Capability]bool) []Fault {
 	if !caps[cluster.CapComponentFaults] {
 		return nil
 	}
 	var out []Fault
 	if t.Etcd >= 3 && caps[cluster.CapEtcdRaft] {
-		out = append(out, Fault{"kill", "etcd-leader", "kill the etcd leader"})
+		out = append(out, Fault{"kill", "etcd-leader", p.S("kill the etcd leader")})
 	}
 	if t.Schedulers >= 1 {
-		out = append(out, Fault{"kill", "scheduler-leader", "kill the scheduler leader"})
+		out = append(out, Fault{"kill", "scheduler-leader", p.S("kill the scheduler leader")})
 	}
 	if t.ControllerManagers >= 1 {
-		out = append(out, Fault{"kill", "controller-manager-leader", "kill the controller-manager leader"})
+		out = append(out, Fault{"kill", "controller-manager-leader", p.S("kill the controller-manager leader")})
 	}
 	if caps[cluster.CapNodeDown] {
 		for _, n := range t.Nodes {
-			out = append(out, Fault{"nodeDown", n.Name, "take " + n.Name + " down"}, Fault{"nodeUp", n.Name, "bring " + n.Name + " up"})
+			out = append(out, Fault{"nodeDown", n.Name, p.Sprintf("take %s down", n.Name)}, Fault{"nodeUp", n.Name, p.Sprintf("bring %s up", n.Name)})
 		}
 	}
 	// Every component that can be stopped can be started again.
 	for _, names := range [][]string{controlplane.EtcdMembers(t), controlplane.Schedulers(t), controlplane.ControllerManagers(t)} {
 		for _, c := range names {
-			out = append(out, Fault{"start", c, "start " + c})
+			out = append(out, Fault{"start", c, p.Sprintf("start %s", c)})
 		}
 	}
 	return out
@@ -75,7 +76,7 @@ func faults(t cluster.Topology, caps map[cluster.Capability]bool) []Fault {
 
 // machinery reads the cluster's machinery now.
 func (s *Server) machinery() Machinery {
-	sess := s.o.Session
+	sess, p := s.o.Session, s.o.Words
 	caps := cluster.CapabilitiesOf(sess.Cluster().Backend)
 	m := Machinery{Notes: map[string]string{}, Leaders: map[string]string{}, Refused: []Refusal{}}
 	if caps[cluster.CapEtcdRaft] {
@@ -85,7 +86,7 @@ func (s *Server) machinery() Machinery {
 			}
 		}
 	} else {
-		m.Notes["raft"] = "this backend cannot read etcd's Raft state (an existing cluster's etcd is not kubelab's)"
+		m.Notes["raft"] = p.S("this backend cannot read etcd's Raft state (an existing cluster's etcd is not kubelab's)")
 	}
 	for _, l := range []string{"kube-scheduler", "kube-controller-manager"} {
 		if v, err := sess.Eval(fmt.Sprintf("leader(%q)", l)); err == nil {
@@ -110,11 +111,11 @@ func (s *Server) machinery() Machinery {
 			m.Refused = m.Refused[len(m.Refused)-10:]
 		}
 	} else {
-		m.Notes["pipeline"] = "the apiservers' audit log is not read on this cluster, so the request pipeline cannot be drawn"
+		m.Notes["pipeline"] = p.S("the apiservers' audit log is not read on this cluster, so the request pipeline cannot be drawn")
 	}
-	m.Faults = faults(sess.Topology(), caps)
+	m.Faults = faults(p, sess.Topology(), caps)
 	if len(m.Faults) == 0 {
-		m.Notes["faults"] = "this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)"
+		m.Notes["faults"] = p.S("this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)")
 	}
 	return m
 }
@@ -128,7 +129,7 @@ func (s *Server) handleFault(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess := s.o.Session
-	offered := faults(sess.Topology(), cluster.CapabilitiesOf(sess.Cluster().Backend))
+	offered := faults(s.o.Words, sess.Topology(), cluster.CapabilitiesOf(sess.Cluster().Backend))
 	if !slices.ContainsFunc(offered, func(o Fault) bool { return o.Kind == f.Kind && o.Target == f.Target }) {
 		http.Error(w, "not a fault this page offers", http.StatusBadRequest)
 		return

@@ -34,6 +34,7 @@ import (
 
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	// Shell, when set, gives the page terminals: shells on PTYs with the
 	// cluster's KUBECONFIG and kubectl.
 	Shell *Shell
+	// Words is the page's language (nil: English); the exercise is given
+	// already in it.
+	Words *i18n.Printer
 }
 
 // Server is the browser view of one live exercise.
@@ -366,21 +370,44 @@ func (s *Server) publish(g *grade.Grade, final bool) {
 //go:embed page.html
 var pageSource string
 
-var pageTmpl = template.Must(template.New("page").Parse(pageSource))
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"t":    func(s string) string { return s },
+	"lang": func() string { return string(i18n.EN) },
+}).Parse(pageSource))
+
+// scriptWords are the words the page's script writes (w("...") in
+// page.html), given to it translated.
+var scriptWords = []string{"final check at ", "live, evaluated at ", " as ", ": refused", " by ", "no refused request yet", "terminal",
+	"Apply the reference solution to the cluster? (your own work stays, the solution is applied over it)",
+	"applying the reference solution…", "solution applied", "the solution failed: ", "final check running…"}
 
 // render makes the page: the statement (Markdown, raw HTML escaped) and
 // the checks with their hints, filled in live by the event stream.
 func (s *Server) render() ([]byte, error) {
 	cname := s.o.Session.Topology().Name
-	data := map[string]any{"Title": "cluster " + cname, "Cluster": cname,
+	p := s.o.Words
+	words := map[string]string{}
+	for _, w := range scriptWords {
+		words[w] = p.S(w)
+	}
+	wordsJSON, err := json.Marshal(words)
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]any{"Title": p.S("cluster") + " " + cname, "Cluster": cname, "Words": string(wordsJSON),
 		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(), "Stages": engine.PipelineStages}
 	if ex := s.o.Exercise; ex != nil {
 		if err := s.exerciseData(ex, data); err != nil {
 			return nil, err
 		}
 	}
+	tmpl, err := pageTmpl.Clone()
+	if err != nil {
+		return nil, err
+	}
+	tmpl.Funcs(template.FuncMap{"t": p.S, "lang": func() string { return string(p.Lang()) }})
 	var b bytes.Buffer
-	err := pageTmpl.Execute(&b, data)
+	err = tmpl.Execute(&b, data)
 	return b.Bytes(), err
 }
 

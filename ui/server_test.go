@@ -14,6 +14,7 @@ import (
 
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/grade"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/ui"
 )
 
@@ -23,7 +24,10 @@ var webPods = enginetest.WebPods
 
 // serve starts the view of the exercise on a fake cluster showing one
 // web pod, and returns its address and the fake.
-func serve(t testing.TB) (string, *enginetest.FakeCluster) {
+func serve(t testing.TB) (string, *enginetest.FakeCluster) { t.Helper(); return serveIn(t, nil) }
+
+// serveIn is serve with the page in p's language.
+func serveIn(t testing.TB, p *i18n.Printer) (string, *enginetest.FakeCluster) {
 	t.Helper()
 	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(exercise))
 	if err != nil {
@@ -37,7 +41,7 @@ func serve(t testing.TB) (string, *enginetest.FakeCluster) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = sess.Close(context.WithoutCancel(ctx), false) })
-	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: time.Minute})
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: time.Minute, Words: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,5 +333,35 @@ func TestSolveOnAFake(t *testing.T) {
 	resp, body := get(t, "POST", "http://"+addr+"/solve", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://" + addr})
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "has no reference solution") {
 		t.Errorf("solve: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestPageInChinese: with --lang zh the page, its script's words and the
+// fault buttons are Chinese.
+func TestPageInChinese(t *testing.T) {
+	addr, _ := serveIn(t, i18n.NewPrinter(i18n.ZH))
+	resp, body := get(t, "GET", "http://"+addr+"/", map[string]string{"Cookie": "kubelab_ui=s3cret"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /: %s", resp.Status)
+	}
+	for _, want := range []string{`<html lang="zh">`, "最终检查", "内部机制", "租约持有者", "请求流水线：被拒绝的请求", "还没有被拒绝的请求"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, english := range []string{">Final check<", ">The machinery<", ">Lease holders<"} {
+		if strings.Contains(body, english) {
+			t.Errorf("the Chinese page says %q", english)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	m := events(t, ctx, addr)().Machinery
+	labels := map[string]string{}
+	for _, f := range m.Faults {
+		labels[f.Kind+" "+f.Target] = f.Label
+	}
+	if labels["kill scheduler-leader"] != "杀掉调度器领导者" || labels["nodeDown worker-1"] != "让 worker-1 宕机" {
+		t.Errorf("fault buttons: %v", labels)
 	}
 }

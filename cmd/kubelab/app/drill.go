@@ -167,7 +167,7 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 	}
 	reps, err := drillAll(ctx, g, f, r, drills)
 	// The scenarios that ran are reported, also when a later one could not.
-	if rerr := writeReports(f.junit, f.json, f.html, features.Results(reps)); rerr != nil {
+	if rerr := g.writeReports(f.junit, f.json, f.html, features.Results(reps)); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err

@@ -169,7 +169,7 @@ func gradeOne(cmd *cobra.Command, g *globals, f *gradeFlags, r *engine.Runner, e
 		writeFile(f.junit, func(w io.Writer) error { return grade.WriteJUnit(w, []*grade.Grade{gr}) }),
 		writeFile(f.json, func(w io.Writer) error { return grade.WriteJSON(w, gr) }),
 		writeFile(f.markdown, md),
-		writeHTML(f.html, []*engine.Result{gr.Result()}),
+		g.writeHTML(f.html, []*engine.Result{gr.Result()}),
 		appendStepSummary(md),
 	); err != nil {
 		return err
@@ -227,7 +227,7 @@ func writeBatch(g *globals, f *gradeFlags, ex *grade.Exercise, grades []*grade.G
 		writeFile(filepath.Join(f.out, "scoreboard.json"), sb.WriteJSON),
 		writeFile(f.junit, func(w io.Writer) error { return grade.WriteJUnit(w, grades) }),
 		writeFile(f.markdown, sb.WriteMarkdown),
-		writeHTML(f.html, gradeResults(grades)),
+		g.writeHTML(f.html, gradeResults(grades)),
 		appendStepSummary(sb.WriteMarkdown),
 	}
 	for _, gr := range grades {

@@ -153,7 +153,7 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 	if err := saveInterview(g, rec); err != nil {
 		return err
 	}
-	return writeReports(f.junit, f.json, f.html, features.Results(reps))
+	return g.writeReports(f.junit, f.json, f.html, features.Results(reps))
 }
 
 // showInterviewAnswer prints how one answer fared.

@@ -107,7 +107,7 @@ func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*load.Lab, r *
 		return err
 	}
 	engine.WriteSummary(g.streams.Out, g.words, results)
-	if err := writeReports(f.junit, f.json, f.html, results); err != nil {
+	if err := g.writeReports(f.junit, f.json, f.html, results); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -232,11 +232,11 @@ func quietWhenInterrupted(ctx context.Context, g *globals, p func(engine.Progres
 	}
 }
 
-func writeReports(junit, jsonPath, htmlPath string, results []*engine.Result) error {
+func (g *globals) writeReports(junit, jsonPath, htmlPath string, results []*engine.Result) error {
 	return errors.Join(
 		writeFile(junit, func(w io.Writer) error { return engine.WriteJUnit(w, results) }),
 		writeFile(jsonPath, func(w io.Writer) error { return engine.WriteJSON(w, results) }),
-		writeHTML(htmlPath, results),
+		g.writeHTML(htmlPath, results),
 	)
 }
 
@@ -244,13 +244,13 @@ func writeReports(junit, jsonPath, htmlPath string, results []*engine.Result) er
 // It is drawn from the JSON report, as `kubelab report` draws it from a
 // file; drills and grades pass their scenarios and submissions as
 // results.
-func writeHTML(path string, results []*engine.Result) error {
+func (g *globals) writeHTML(path string, results []*engine.Result) error {
 	return writeFile(path, func(w io.Writer) error {
 		var js bytes.Buffer
 		if err := engine.WriteJSON(&js, results); err != nil {
 			return err
 		}
-		return report.HTML(w, js.Bytes())
+		return report.HTMLIn(w, js.Bytes(), g.words)
 	})
 }
 
@@ -272,7 +272,7 @@ func newReportCommand(g *globals) *cobra.Command {
 			if _, err := report.Parse(b); err != nil {
 				return invalid(fmt.Errorf("%s: %w", args[0], err))
 			}
-			return writeFile(html, func(w io.Writer) error { return report.HTML(w, b) })
+			return writeFile(html, func(w io.Writer) error { return report.HTMLIn(w, b, g.words) })
 		},
 	}
 	cmd.Flags().StringVar(&html, "html", "", "write the HTML page to this file")

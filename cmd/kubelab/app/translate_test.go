@@ -116,7 +116,8 @@ func TestDrillInChineseOnAFake(t *testing.T) {
   zh: '有 2 个带标签 "app=web" 的 Pod 处于 Running'
 `)
 	answer := writeTestFile(t, filepath.Join(dir, "answer.txt"), "已经绑定的 Pod 会继续运行，kubelet 负责它们。\n")
-	out, code := h.run(t.Context(), "drill", feature, "--lang", "zh", "--answer-file", answer)
+	page := filepath.Join(dir, "drill.html")
+	out, code := h.run(t.Context(), "drill", feature, "--lang", "zh", "--answer-file", answer, "--html", page)
 	if code != app.ExitPassed {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -138,6 +139,21 @@ func TestDrillInChineseOnAFake(t *testing.T) {
 	for _, english := range []string{"Question:", "Model answer", "Key points", "What keeps running", "Kill the scheduler"} {
 		if strings.Contains(out, english) {
 			t.Errorf("the Chinese drill says %q:\n%s", english, out)
+		}
+	}
+	// The HTML report follows the same language.
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<html lang="zh">`, "<h3>问题</h3>", "调度器挂掉时什么还在运行？", "<h3>要点</h3>", "<h3>参考答案</h3>", "<h3>时间线</h3>", "杀掉调度器"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+	for _, english := range []string{"<h3>Question</h3>", "<h3>Timeline</h3>", "Model answer", "What keeps running"} {
+		if strings.Contains(string(html), english) {
+			t.Errorf("the Chinese HTML report says %q", english)
 		}
 	}
 }

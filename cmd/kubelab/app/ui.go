@@ -124,7 +124,7 @@ func serveUI(ctx context.Context, g *globals, f *uiFlags, b cluster.Backend, ex 
 	if g.home != "" {
 		kubectl = append(kubectl, "--home", g.home)
 	}
-	srv, err := ui.New(ui.Options{Exercise: ex, Session: s, Patience: f.patience,
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: s, Patience: f.patience, Words: g.words,
 		Shell: &ui.Shell{Env: []string{"KUBECONFIG=" + b.Access().Kubeconfig}, Kubectl: kubectl}})
 	if err != nil {
 		return err
