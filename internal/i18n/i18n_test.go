@@ -145,13 +145,21 @@ func TestMessages(t *testing.T) {
 	}
 }
 
+func TestTruncate(t *testing.T) {
+	if got := Truncate("领导者挂掉后会怎样", 10); got != "领导者..." {
+		t.Errorf("Truncate = %q", got)
+	}
+	if got := Truncate("short", 10); got != "short" {
+		t.Errorf("Truncate = %q", got)
+	}
+}
+
 func TestTableAlignsChinese(t *testing.T) {
-	var tb Table
-	tb.Row("问题", "要点")
-	tb.Row("RBAC：谁可以做什么", "1/5")
-	tb.Row("watch", "1/4")
 	var b strings.Builder
-	if err := tb.Write(&b); err != nil {
+	tw := NewTabWriter(&b)
+	tw.Write([]byte("问题\t要点\nRBAC：谁可以做什么\t1/5\n"))
+	tw.Write([]byte("watch\t1/4\n"))
+	if err := tw.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	want := "问题                要点\nRBAC：谁可以做什么  1/5\nwatch               1/4\n"

@@ -97,3 +97,7 @@ func wideRune(r rune) bool { return runewidth.RuneWidth(r) == 2 }
 func closing(s string) bool {
 	return strings.ContainsAny(s, "，。、：；？！）」』》")
 }
+
+// Truncate cuts s to width terminal columns, ending it with "..." when it
+// was longer (never inside a character).
+func Truncate(s string, width int) string { return runewidth.Truncate(s, width, "...") }

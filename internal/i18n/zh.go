@@ -164,6 +164,11 @@ var zh = map[string]string{
 	"the apiservers' audit log is not read on this cluster, so the request pipeline cannot be drawn":   "此集群不读取 apiserver 的审计日志，因此无法绘制请求流水线",
 	"this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)": "此后端无法对集群组件注入故障（已有集群不归 kubelab 破坏）",
 
+	// Listings.
+	"FILE\tTITLE\tBACKEND\tTOPICS\tDURATION\n": "文件\t标题\t后端\t主题\t时长\n",
+	"EXERCISE\tTITLE\tPOINTS\tDIFFICULTY\n":    "练习\t标题\t分数\t难度\n",
+	"FEATURE\tTOPICS\tQUESTION\n":              "演练\t主题\t问题\n",
+
 	// Grades.
 	" (learner %s)":       "（学员 %s）",
 	" (cluster up in %s)": "（集群就绪用时 %s）",

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -105,13 +105,10 @@ func listDrills(g *globals) error {
 	if err != nil {
 		return invalid(err)
 	}
-	w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "FEATURE\tTOPICS\tQUESTION")
+	w := i18n.NewTabWriter(g.streams.Out)
+	g.words.Fprintf(w, "FEATURE\tTOPICS\tQUESTION\n")
 	for _, d := range drills {
-		q := strings.Join(strings.Fields(d.Question), " ")
-		if len(q) > 110 {
-			q = q[:107] + "..."
-		}
+		q := i18n.Truncate(i18n.Reflow(d.Question, math.MaxInt32), 110)
 		fmt.Fprintf(w, "%s\t%s\t%s\n", d.Path, strings.Join(d.Topics, ","), q)
 	}
 	return w.Flush()

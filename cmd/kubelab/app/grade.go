@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -397,8 +396,8 @@ func newExerciseListCommand(g *globals) *cobra.Command {
 			if len(files) == 0 {
 				return invalidf("no exercises (*/%s) in %s", grade.ExerciseFile, dir)
 			}
-			w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "EXERCISE\tTITLE\tPOINTS\tDIFFICULTY\n")
+			w := i18n.NewTabWriter(g.streams.Out) // titles may be Chinese
+			g.words.Fprintf(w, "EXERCISE\tTITLE\tPOINTS\tDIFFICULTY\n")
 			var errs []error
 			for _, file := range files {
 				ex, err := g.loadExercise(file)

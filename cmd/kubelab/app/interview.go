@@ -213,18 +213,18 @@ func byTopic(qs []interviewAnswer) []topicScore {
 // writeInterviewSummary prints the session's table and weakest topics.
 func writeInterviewSummary(w io.Writer, p *i18n.Printer, rec interviewRecord) {
 	p.Fprintf(w, "\n━━ Summary\n")
-	var tb i18n.Table
-	tb.Row(p.S("QUESTION"), p.S("TOPICS"), p.S("KEY POINTS"), p.S("TIME"))
+	tw := i18n.NewTabWriter(w)
+	p.Fprintf(tw, "QUESTION\tTOPICS\tKEY POINTS\tTIME\n")
 	made, points := 0, 0
 	for _, q := range rec.Questions {
 		t := fmt.Sprintf("%.0fs", q.Seconds)
 		if q.TimeUp {
 			t = p.Sprintf("%.0fs (time up)", q.Seconds)
 		}
-		tb.Row(q.Title, strings.Join(q.Topics, ","), fmt.Sprintf("%d/%d", q.Made, q.Points), t)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\n", q.Title, strings.Join(q.Topics, ","), q.Made, q.Points, t)
 		made, points = made+q.Made, points+q.Points
 	}
-	_ = tb.Write(w)
+	_ = tw.Flush()
 	p.Fprintf(w, "Total: %d of %d key points (%.0f%%)\n", made, points, 100*float64(made)/float64(max(points, 1)))
 	var weak []string
 	for _, t := range byTopic(rec.Questions) {

@@ -11,13 +11,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/curriculum"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/load"
 	"kubelab.dev/kubelab/report"
 )
@@ -368,8 +368,8 @@ func newListCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(g.streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "FILE\tTITLE\tBACKEND\tTOPICS\tDURATION\n")
+			w := i18n.NewTabWriter(g.streams.Out) // titles may be Chinese
+			g.words.Fprintf(w, "FILE\tTITLE\tBACKEND\tTOPICS\tDURATION\n")
 			for _, l := range labs {
 				d := "-"
 				if l.Metadata.Duration.Duration > 0 {
