@@ -20,6 +20,7 @@ import (
 
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/ops"
 )
 
@@ -271,24 +272,26 @@ func (e *Exercise) CheckLive() error {
 // WriteLiveStatement writes what a learner needs on a live cluster: the
 // title, the statement, and the checks `kubelab check` runs with their
 // points (destructive ones marked: only --final runs them). Hints,
-// explanations, notes and samples are not shown.
-func WriteLiveStatement(w io.Writer, ex *Exercise) error {
+// explanations, notes and samples are not shown. Its headings are in p's
+// language (nil: English).
+func WriteLiveStatement(w io.Writer, p *i18n.Printer, ex *Exercise) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n%s\n\n## Checks\n\n| Check | Points |\n|---|---|\n", ex.Metadata.Title, strings.TrimSpace(ex.Spec.Statement))
+	fmt.Fprintf(&b, "# %s\n\n%s\n\n", ex.Metadata.Title, strings.TrimSpace(ex.Spec.Statement))
+	p.Fprintf(&b, "## Checks\n\n| Check | Points |\n|---|---|\n")
 	for _, c := range ex.Spec.Checks {
 		name := mdCell(c.Name)
 		if c.IsDestructive() {
-			name += " (destructive: only `kubelab check --final` runs it)"
+			name += p.S(" (destructive: only `kubelab check --final` runs it)")
 		}
 		fmt.Fprintf(&b, "| %s | %d |\n", name, c.Points)
 	}
-	fmt.Fprintf(&b, "\nPassing score: %d of %d.\n", ex.PassingScore(), ex.MaxScore())
+	p.Fprintf(&b, "\nPassing score: %d of %d.\n", ex.PassingScore(), ex.MaxScore())
 	if len(ex.Spec.Protect) > 0 {
 		var objs []string
 		for _, p := range ex.Spec.Protect {
 			objs = append(objs, p.Kind+" "+p.Ref())
 		}
-		fmt.Fprintf(&b, "Repair in place, do not delete: %s.\n", strings.Join(objs, ", "))
+		p.Fprintf(&b, "Repair in place, do not delete: %s.\n", strings.Join(objs, ", "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -205,7 +205,7 @@ func TestWriteLiveStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := WriteLiveStatement(&b, ex); err != nil {
+	if err := WriteLiveStatement(&b, nil, ex); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"# " + ex.Metadata.Title, "| two ready replicas on worker-2 | 2 |", "| they leave an unreachable node within 10 seconds (destructive: only `kubelab check --final` runs it) | 3 |", "Passing score: 8 of 10."} {

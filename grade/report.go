@@ -488,38 +488,39 @@ func (sb *Scoreboard) WriteMarkdown(w io.Writer) error {
 // WriteExerciseStatement writes what a learner is given, in Markdown: the
 // title, the statement, what a submission may contain, and how it is
 // graded (each check's name and points, the passing score, the time
-// limit). Hints, explanations, notes and samples are not shown.
-func WriteExerciseStatement(w io.Writer, ex *Exercise) error {
+// limit), its headings in p's language. Hints, explanations, notes and
+// samples are not shown.
+func WriteExerciseStatement(w io.Writer, p *i18n.Printer, ex *Exercise) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", ex.Metadata.Title)
 	var facts []string
 	if d := ex.Metadata.Difficulty; d != "" {
-		facts = append(facts, "difficulty: "+d)
+		facts = append(facts, p.Sprintf("difficulty: %s", d))
 	}
 	if d := ex.Metadata.Duration.Duration; d > 0 {
-		facts = append(facts, "about "+shortDuration(d))
+		facts = append(facts, p.Sprintf("about %s", shortDuration(d)))
 	}
 	if len(ex.Metadata.Topics) > 0 {
-		facts = append(facts, "topics: "+strings.Join(ex.Metadata.Topics, ", "))
+		facts = append(facts, p.Sprintf("topics: %s", strings.Join(ex.Metadata.Topics, ", ")))
 	}
 	if len(facts) > 0 {
 		fmt.Fprintf(&b, "_%s_\n\n", strings.Join(facts, " · "))
 	}
 	fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(ex.Spec.Statement))
 	k := ex.Spec.Submission
-	fmt.Fprintf(&b, "## What to submit\n\nA directory of Kubernetes manifests (`*.yaml`, `*.yml`, `*.json`), at most %d objects, of these kinds: %s; in namespace %s.\n\n",
+	p.Fprintf(&b, "## What to submit\n\nA directory of Kubernetes manifests (`*.yaml`, `*.yml`, `*.json`), at most %d objects, of these kinds: %s; in namespace %s.\n\n",
 		k.MaxObjects, strings.Join(k.Kinds, ", "), strings.Join(k.Namespaces, " or "))
-	fmt.Fprintf(&b, "Submissions are data: nothing in them runs on the grading machine. Other kinds or namespaces, cluster-scoped objects not listed above, privileged containers, added capabilities, hostPath volumes, hostNetwork, hostPID, hostIPC, hostPort and workloads of more than %d replicas are refused (not applied), and the checks that need them fail.\n\n", MaxReplicas)
+	p.Fprintf(&b, "Submissions are data: nothing in them runs on the grading machine. Other kinds or namespaces, cluster-scoped objects not listed above, privileged containers, added capabilities, hostPath volumes, hostNetwork, hostPID, hostIPC, hostPort and workloads of more than %d replicas are refused (not applied), and the checks that need them fail.\n\n", MaxReplicas)
 	t := ex.Spec.Cluster
 	nodes := make([]string, 0, len(t.Nodes))
 	for _, n := range t.Nodes {
 		nodes = append(nodes, n.Name)
 	}
-	fmt.Fprintf(&b, "## Grading\n\nYour manifests are applied to a fresh cluster with worker nodes %s, then checked:\n\n| Check | Points |\n|---|---|\n", strings.Join(nodes, ", "))
+	p.Fprintf(&b, "## Grading\n\nYour manifests are applied to a fresh cluster with worker nodes %s, then checked:\n\n| Check | Points |\n|---|---|\n", strings.Join(nodes, ", "))
 	for _, c := range ex.Spec.Checks {
 		fmt.Fprintf(&b, "| %s | %d |\n", mdCell(c.Name), c.Points)
 	}
-	fmt.Fprintf(&b, "\nPassing score: %d of %d. Time limit: %s.\n", ex.PassingScore(), ex.MaxScore(), shortDuration(ex.Timeout()))
+	p.Fprintf(&b, "\nPassing score: %d of %d. Time limit: %s.\n", ex.PassingScore(), ex.MaxScore(), shortDuration(ex.Timeout()))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

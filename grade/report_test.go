@@ -95,7 +95,7 @@ func TestExerciseStatementHidesTheAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := WriteExerciseStatement(&b, ex); err != nil {
+	if err := WriteExerciseStatement(&b, nil, ex); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -169,6 +169,22 @@ var zh = map[string]string{
 	"EXERCISE\tTITLE\tPOINTS\tDIFFICULTY\n":    "练习\t标题\t分数\t难度\n",
 	"FEATURE\tTOPICS\tQUESTION\n":              "演练\t主题\t问题\n",
 
+	// A live exercise (grade/live.go, kubelab exercise start).
+	"## Checks\n\n| Check | Points |\n|---|---|\n":         "## 检查\n\n| 检查 | 分数 |\n|---|---|\n",
+	" (destructive: only `kubelab check --final` runs it)": "（破坏性：只有 `kubelab check --final` 会运行它）",
+	"\nPassing score: %d of %d.\n":                         "\n及格分：%d（满分 %d）。\n",
+	"Repair in place, do not delete: %s.\n":                "原地修复，不要删除：%s。\n",
+	"\nExercise %s is running on cluster %q. Check your work with: kubelab check --name %s (--watch, --final); give up with: kubelab solve --name %s; remove it with: kubelab exercise stop --name %s\n": "\n练习 %s 正在集群 %q 上运行。检查你的进展：kubelab check --name %s（--watch、--final）；放弃：kubelab solve --name %s；删除：kubelab exercise stop --name %s\n",
+
+	// An exercise's statement (grade/report.go).
+	"difficulty: %s": "难度：%s",
+	"about %s":       "约 %s",
+	"topics: %s":     "主题：%s",
+	"## What to submit\n\nA directory of Kubernetes manifests (`*.yaml`, `*.yml`, `*.json`), at most %d objects, of these kinds: %s; in namespace %s.\n\n":                                                                                                                                                                                                  "## 提交什么\n\n一个 Kubernetes 清单目录（`*.yaml`、`*.yml`、`*.json`），最多 %d 个对象，类型限于：%s；命名空间：%s。\n\n",
+	"Submissions are data: nothing in them runs on the grading machine. Other kinds or namespaces, cluster-scoped objects not listed above, privileged containers, added capabilities, hostPath volumes, hostNetwork, hostPID, hostIPC, hostPort and workloads of more than %d replicas are refused (not applied), and the checks that need them fail.\n\n": "提交的内容只是数据：其中任何东西都不会在评分机器上运行。其他类型或命名空间、上面未列出的集群级对象、特权容器、新增的 capabilities、hostPath 卷、hostNetwork、hostPID、hostIPC、hostPort 以及超过 %d 个副本的工作负载都会被拒绝（不应用），需要它们的检查会失败。\n\n",
+	"## Grading\n\nYour manifests are applied to a fresh cluster with worker nodes %s, then checked:\n\n| Check | Points |\n|---|---|\n":                                                                                                                                                                                                                    "## 评分\n\n你的清单会被应用到一个全新的集群（worker 节点 %s），然后检查：\n\n| 检查 | 分数 |\n|---|---|\n",
+	"\nPassing score: %d of %d. Time limit: %s.\n": "\n及格分：%d（满分 %d）。时间限制：%s。\n",
+
 	// Grades.
 	" (learner %s)":       "（学员 %s）",
 	" (cluster up in %s)": "（集群就绪用时 %s）",

@@ -333,7 +333,7 @@ func newExerciseShowCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return invalid(err)
 			}
-			return grade.WriteExerciseStatement(g.streams.Out, ex)
+			return grade.WriteExerciseStatement(g.streams.Out, g.words, ex)
 		},
 	}
 }

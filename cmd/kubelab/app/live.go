@@ -205,10 +205,10 @@ func startExercise(ctx context.Context, g *globals, backend string, kf *kubeFlag
 	}
 	w := g.streams.Err
 	fmt.Fprintln(w)
-	if err := grade.WriteLiveStatement(w, ex); err != nil {
+	if err := grade.WriteLiveStatement(w, g.words, ex); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nExercise %s is running on cluster %q. Check your work with: kubelab check --name %s (--watch, --final); give up with: kubelab solve --name %s; remove it with: kubelab exercise stop --name %s\n",
+	g.words.Fprintf(w, "\nExercise %s is running on cluster %q. Check your work with: kubelab check --name %s (--watch, --final); give up with: kubelab solve --name %s; remove it with: kubelab exercise stop --name %s\n",
 		ex.Metadata.Name, g.name, g.name, g.name, g.name)
 	return nil
 }
