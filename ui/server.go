@@ -76,6 +76,8 @@ type Server struct {
 	changed chan struct{} // closed and replaced after each evaluation
 	final   bool          // the next evaluation is a final check
 	kick    chan struct{} // asks for an evaluation now
+	pages   int           // pages listening to the events
+	joined  chan struct{} // closed and replaced when a page starts listening
 
 	terms *terminals // nil: no terminal
 }
@@ -99,7 +101,7 @@ func New(o Options) (*Server, error) {
 		}
 		tok = hex.EncodeToString(b)
 	}
-	s := &Server{o: o, token: tok, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	s := &Server{o: o, token: tok, changed: make(chan struct{}), kick: make(chan struct{}, 1), joined: make(chan struct{})}
 	if o.Shell != nil {
 		s.terms = &terminals{shell: *o.Shell, byID: map[string]*terminal{}}
 	}
@@ -227,6 +229,17 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
+	s.mu.Lock()
+	s.pages++
+	close(s.joined)
+	s.joined = make(chan struct{})
+	s.mu.Unlock()
+	s.kickNow() // what it shows first may be old: evaluate now
+	defer func() {
+		s.mu.Lock()
+		s.pages--
+		s.mu.Unlock()
+	}()
 	for {
 		s.mu.Lock()
 		last, changed := s.last, s.changed
@@ -279,11 +292,20 @@ func (s *Server) kickNow() {
 	}
 }
 
-// evaluate checks the exercise now, then after each change of the
-// cluster (settled for 300ms), after each request and at least every
-// o.Every, publishing each result.
+// evaluate checks the exercise once a page listens, then after each
+// change of the cluster (settled for 300ms), after each request and at
+// least every o.Every, publishing each result; while no page listens it
+// evaluates nothing (the checks and the machinery cost the cluster and
+// the machine).
 func (s *Server) evaluate(ctx context.Context) {
 	for {
+		if !s.waitForPage(ctx) {
+			return
+		}
+		select { // this evaluation answers any request made until now
+		case <-s.kick:
+		default:
+		}
 		s.mu.Lock()
 		final := s.final
 		s.final = false
@@ -307,6 +329,24 @@ func (s *Server) evaluate(ctx context.Context) {
 			settle(ctx, s.o.Session.Changed(), 300*time.Millisecond)
 		case <-s.kick:
 		case <-time.After(s.o.Every):
+		}
+	}
+}
+
+// waitForPage waits until a page listens to the events; false when ctx
+// ended first.
+func (s *Server) waitForPage(ctx context.Context) bool {
+	for {
+		s.mu.Lock()
+		n, joined := s.pages, s.joined
+		s.mu.Unlock()
+		if n > 0 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-joined:
 		}
 	}
 }

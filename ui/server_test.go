@@ -24,10 +24,21 @@ var webPods = enginetest.WebPods
 
 // serve starts the view of the exercise on a fake cluster showing one
 // web pod, and returns its address and the fake.
-func serve(t testing.TB) (string, *enginetest.FakeCluster) { t.Helper(); return serveIn(t, nil) }
+func serve(t testing.TB) (string, *enginetest.FakeCluster) { t.Helper(); return serveWith(t, nil, time.Minute) }
 
 // serveIn is serve with the page in p's language.
 func serveIn(t testing.TB, p *i18n.Printer) (string, *enginetest.FakeCluster) {
+	t.Helper()
+	return serveWith(t, p, time.Minute)
+}
+
+// serveEvery is serve re-evaluating at least every d.
+func serveEvery(t testing.TB, d time.Duration) (string, *enginetest.FakeCluster) {
+	t.Helper()
+	return serveWith(t, nil, d)
+}
+
+func serveWith(t testing.TB, p *i18n.Printer, every time.Duration) (string, *enginetest.FakeCluster) {
 	t.Helper()
 	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(exercise))
 	if err != nil {
@@ -41,7 +52,7 @@ func serveIn(t testing.TB, p *i18n.Printer) (string, *enginetest.FakeCluster) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = sess.Close(context.WithoutCancel(ctx), false) })
-	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: time.Minute, Words: p})
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: every, Words: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,5 +374,32 @@ func TestPageInChinese(t *testing.T) {
 	}
 	if labels["kill scheduler-leader"] != "杀掉调度器领导者" || labels["nodeDown worker-1"] != "让 worker-1 宕机" {
 		t.Errorf("fault buttons: %v", labels)
+	}
+}
+
+// TestEvaluatesOnlyWhileAPageListens: with no page connected the server
+// evaluates nothing, however often it would (Every 50ms); a page that
+// connects gets the last evaluation and then a fresh one at once.
+func TestEvaluatesOnlyWhileAPageListens(t *testing.T) {
+	addr, _ := serveEvery(t, 50*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	connected := time.Now()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	first := events(t, ctx, addr)()
+	if first.At.Before(connected) {
+		t.Errorf("an evaluation at %s, before any page listened (%s)", first.At.Format(time.StampMilli), connected.Format(time.StampMilli))
+	}
+	cancel()
+	time.Sleep(time.Second) // several evaluations' worth (each waits 200ms on the failing check), had it gone on
+	reconnected := time.Now()
+	ctx2, cancel2 := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel2()
+	next := events(t, ctx2, addr)
+	if last := next(); reconnected.Sub(last.At) < 500*time.Millisecond {
+		t.Errorf("the page was away from %s to %s, yet the last evaluation is from %s", connected.Format(time.StampMilli),
+			reconnected.Format(time.StampMilli), last.At.Format(time.StampMilli))
+	}
+	if fresh := next(); fresh.At.Before(reconnected) {
+		t.Errorf("no fresh evaluation for the page that came back: %s", fresh.At.Format(time.StampMilli))
 	}
 }
