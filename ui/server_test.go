@@ -24,7 +24,10 @@ var webPods = enginetest.WebPods
 
 // serve starts the view of the exercise on a fake cluster showing one
 // web pod, and returns its address and the fake.
-func serve(t testing.TB) (string, *enginetest.FakeCluster) { t.Helper(); return serveWith(t, nil, time.Minute) }
+func serve(t testing.TB) (string, *enginetest.FakeCluster) {
+	t.Helper()
+	return serveWith(t, nil, time.Minute)
+}
 
 // serveIn is serve with the page in p's language.
 func serveIn(t testing.TB, p *i18n.Printer) (string, *enginetest.FakeCluster) {
