@@ -56,17 +56,53 @@ func (l *Live) AskedScheduling() []Scheduling {
 	return out
 }
 
+// RecentScheduling returns the scheduler's latest decisions, newest
+// first, at most n (one per pod: its latest cycle, from whichever
+// scheduler ran it), for the live view; nil when the schedulers do not
+// record.
+func (l *Live) RecentScheduling(n int) []Scheduling {
+	l.schedMu.Lock()
+	defer l.schedMu.Unlock()
+	l.openSchedulingLogs()
+	latest := map[string]obs.Decision{}
+	for _, name := range slices.Sorted(maps.Keys(l.sched)) {
+		dl := l.sched[name]
+		if dl.Update() != nil {
+			continue
+		}
+		dl.Each(func(d obs.Decision) {
+			if prev, ok := latest[d.Pod]; !ok || d.Time.After(prev.Time) {
+				d.Scheduler = name
+				latest[d.Pod] = d
+			}
+		})
+	}
+	ds := slices.Collect(maps.Values(latest))
+	slices.SortFunc(ds, func(a, b obs.Decision) int { return b.Time.Compare(a.Time) })
+	var out []Scheduling
+	for _, d := range ds[:min(n, len(ds))] {
+		out = append(out, Scheduling{Decision: d, Best: d.Best(), Found: true})
+	}
+	return out
+}
+
+// openSchedulingLogs opens the decision log of every scheduler, once:
+// the schedulers and their logs are fixed for the cluster's life. The
+// caller holds schedMu.
+func (l *Live) openSchedulingLogs() {
+	if l.sched != nil {
+		return
+	}
+	l.sched = map[string]*obs.DecisionLog{}
+	for n, path := range l.c.Access().SchedulingLogs {
+		l.sched[n] = obs.NewDecisionLog(path)
+	}
+}
+
 func (l *Live) decision(pod string) (Scheduling, error) {
 	l.schedMu.Lock()
 	defer l.schedMu.Unlock()
-	if l.sched == nil {
-		// The schedulers and their logs are fixed for the cluster's life:
-		// ask the backend once, not at every evaluation.
-		l.sched = map[string]*obs.DecisionLog{}
-		for n, path := range l.c.Access().SchedulingLogs {
-			l.sched[n] = obs.NewDecisionLog(path)
-		}
-	}
+	l.openSchedulingLogs()
 	if len(l.sched) == 0 {
 		return Scheduling{}, fmt.Errorf("scheduling(%q): this cluster's schedulers do not record their decisions", pod)
 	}

@@ -58,6 +58,9 @@ type Observer interface {
 	// AskedScheduling is the scheduler's last decision about every pod
 	// scheduling() was asked about.
 	AskedScheduling() []assertions.Scheduling
+	// RecentScheduling is the scheduler's latest decisions, newest first,
+	// at most n.
+	RecentScheduling(n int) []assertions.Scheduling
 	// Close stops watching.
 	Close()
 }

@@ -136,3 +136,10 @@ func (l *DecisionLog) Latest(pod string) (Decision, bool) {
 	d, ok := l.latest[pod]
 	return d, ok
 }
+
+// Each calls f with the latest decision about every pod read so far.
+func (l *DecisionLog) Each(f func(Decision)) {
+	for _, d := range l.latest {
+		f(d)
+	}
+}

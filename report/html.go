@@ -17,14 +17,15 @@ var files embed.FS
 
 var page = template.Must(template.New("html.tmpl").Funcs(template.FuncMap{
 	// t, tf and lang are the page's language (HTMLIn); English here.
-	"t":           func(s string) string { return s },
-	"tf":          fmt.Sprintf,
-	"lang":        func() string { return string(i18n.EN) },
-	"secs":        func(s float64) string { return fmt.Sprintf("%.2fs", s) },
-	"lower":       strings.ToLower,
-	"join":        strings.Join,
-	"timelineCSS": TimelineCSS,
-	"stages":      func() []string { return PipelineStages },
+	"t":             func(s string) string { return s },
+	"tf":            fmt.Sprintf,
+	"lang":          func() string { return string(i18n.EN) },
+	"secs":          func(s float64) string { return fmt.Sprintf("%.2fs", s) },
+	"lower":         strings.ToLower,
+	"join":          strings.Join,
+	"timelineCSS":   TimelineCSS,
+	"schedulingCSS": SchedulingCSS,
+	"stages":        func() []string { return PipelineStages },
 }).ParseFS(files, "html.tmpl"))
 
 // SVG primitives, laid out in Go and written by the template.
@@ -141,15 +142,43 @@ func HTMLIn(w io.Writer, jsonReport []byte, p *i18n.Printer) error {
 			summary = append(summary, p.Sprintf("%d %s", n, p.S(st)))
 		}
 	}
-	tmpl, err := page.Clone()
-	if err != nil {
-		return fmt.Errorf("render HTML report: %w", err)
-	}
-	tmpl.Funcs(template.FuncMap{"t": p.S, "tf": p.Sprintf, "lang": func() string { return string(p.Lang()) }})
-	if err := tmpl.Execute(safetext.NewWriter(w), pageView{Labs: views, Summary: strings.Join(summary, ", ")}); err != nil {
+	if err := pageIn(p).Execute(safetext.NewWriter(w), pageView{Labs: views, Summary: strings.Join(summary, ", ")}); err != nil {
 		return fmt.Errorf("render HTML report: %w", err)
 	}
 	return nil
+}
+
+// pages are the page's template in each language, cloned before anything
+// executes the base (html/template clones only a template that never
+// ran: TimelineSVG runs page's "timeline").
+var pages = func() map[i18n.Lang]*template.Template {
+	out := map[i18n.Lang]*template.Template{}
+	for _, l := range i18n.Langs {
+		p := i18n.NewPrinter(l)
+		out[l] = template.Must(page.Clone()).Funcs(template.FuncMap{"t": p.S, "tf": p.Sprintf, "lang": func() string { return string(l) }})
+	}
+	return out
+}()
+
+// pageIn is the page's template writing in p's language.
+func pageIn(p *i18n.Printer) *template.Template { return pages[p.Lang()] }
+
+// SchedulingCSS styles the tables of SchedulingHTML.
+func SchedulingCSS() template.CSS {
+	return `table.scheduling{border-collapse:collapse;margin:8px 0 16px}table.scheduling td,table.scheduling th{border:1px solid #d8dde6;padding:3px 8px;text-align:right}
+table.scheduling td:first-child,table.scheduling td.rejected{text-align:left}table.scheduling td.rejected{color:#b71c1c}table.scheduling tr.selected{background:#e8f5e9}`
+}
+
+// SchedulingHTML is one scheduling decision as the report draws it: a
+// row per node (the Filter plugin that rejected it, or its scores times
+// the weights and their total), the selected node marked, in p's
+// language. The browser view draws the latest decisions with it.
+func SchedulingHTML(d Decision, p *i18n.Printer) (template.HTML, error) {
+	var b strings.Builder
+	if err := pageIn(p).ExecuteTemplate(safetext.NewWriter(&b), "sched", schedulingView(d)); err != nil {
+		return "", fmt.Errorf("render scheduling decision: %w", err)
+	}
+	return template.HTML(b.String()), nil
 }
 
 const (

@@ -29,7 +29,11 @@ type Machinery struct {
 	Timeline string            `json:"timeline"`
 	Refused  []Refusal         `json:"refused"`
 	Faults   []Fault           `json:"faults"`
-	// Notes say, by panel (raft, pipeline, faults), why it is empty.
+	// Scheduling are the scheduler's latest decisions, newest first, each
+	// drawn as the HTML report draws it (report.SchedulingHTML).
+	Scheduling []string `json:"scheduling"`
+	// Notes say, by panel (raft, pipeline, faults, scheduling), why it is
+	// empty.
 	Notes map[string]string `json:"notes,omitempty"`
 }
 
@@ -74,11 +78,15 @@ func faults(p *i18n.Printer, t cluster.Topology, caps map[cluster.Capability]boo
 	return out
 }
 
+// recentDecisions is how many of the scheduler's latest decisions the
+// page draws.
+const recentDecisions = 3
+
 // machinery reads the cluster's machinery now.
 func (s *Server) machinery() Machinery {
 	sess, p := s.o.Session, s.o.Words
 	caps := cluster.CapabilitiesOf(sess.Cluster().Backend)
-	m := Machinery{Notes: map[string]string{}, Leaders: map[string]string{}, Refused: []Refusal{}}
+	m := Machinery{Notes: map[string]string{}, Leaders: map[string]string{}, Refused: []Refusal{}, Scheduling: []string{}}
 	if caps[cluster.CapEtcdRaft] {
 		if v, err := sess.Eval("raft"); err == nil {
 			if r, ok := v.(assertions.Raft); ok {
@@ -112,6 +120,15 @@ func (s *Server) machinery() Machinery {
 		}
 	} else {
 		m.Notes["pipeline"] = p.S("the apiservers' audit log is not read on this cluster, so the request pipeline cannot be drawn")
+	}
+	if caps[cluster.CapSchedulingLog] {
+		for _, d := range sess.RecentScheduling(recentDecisions) {
+			if h, err := report.SchedulingHTML(report.Decision{Decision: d.Decision, Best: d.Best, Found: d.Found}, p); err == nil {
+				m.Scheduling = append(m.Scheduling, string(h))
+			}
+		}
+	} else {
+		m.Notes["scheduling"] = p.S("the schedulers of this cluster do not record their decisions, so the scheduler's panel cannot be drawn")
 	}
 	m.Faults = faults(p, sess.Topology(), caps)
 	if len(m.Faults) == 0 {

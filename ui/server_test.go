@@ -12,9 +12,11 @@ import (
 
 	"github.com/coder/websocket"
 
+	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/internal/i18n"
+	"kubelab.dev/kubelab/observe"
 	"kubelab.dev/kubelab/ui"
 )
 
@@ -47,10 +49,19 @@ func serveWith(t testing.TB, p *i18n.Printer, every time.Duration) (string, *eng
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, fc := enginetest.Fake(t, webPods(1))
+	state := webPods(1)
+	state.Scheduling = []assertions.Scheduling{{Decision: observe.Decision{
+		Time: time.Now(), Pod: "default/web-a", Profile: "default-scheduler", Result: "Scheduled", Selected: "worker-1",
+		Filtered: map[string]observe.Rejection{"worker-2": {Plugin: "TaintToleration", Reason: "node(s) had untolerated taint {dedicated: db}"}},
+		Feasible: []string{"worker-1"},
+	}, Found: true}}
+	r, fc := enginetest.Fake(t, state)
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
-	sess, err := r.StartFor(ctx, "web-live", ex.Topology(), ex.Needs())
+	topo := ex.Topology()
+	record := true // the scheduler's panel
+	topo.Scheduler.Record = &record
+	sess, err := r.StartFor(ctx, "web-live", topo, ex.Needs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,5 +415,24 @@ func TestEvaluatesOnlyWhileAPageListens(t *testing.T) {
 	}
 	if fresh := next(); fresh.At.Before(reconnected) {
 		t.Errorf("no fresh evaluation for the page that came back: %s", fresh.At.Format(time.StampMilli))
+	}
+}
+
+// TestSchedulerPanel: the machinery carries the scheduler's latest
+// decisions drawn as the HTML report draws them: the rejected node with
+// the Filter plugin and its reason, the selected node marked.
+func TestSchedulerPanel(t *testing.T) {
+	addr, _ := serve(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	m := events(t, ctx, addr)().Machinery
+	if len(m.Scheduling) != 1 {
+		t.Fatalf("%d decisions drawn, want 1 (notes %v)", len(m.Scheduling), m.Notes)
+	}
+	for _, want := range []string{`<table class="scheduling"`, "Scheduling default/web-a (default-scheduler): Scheduled on worker-1",
+		`<tr class="selected"><td>worker-1 ✔</td>`, "TaintToleration: node(s) had untolerated taint {dedicated: db}"} {
+		if !strings.Contains(m.Scheduling[0], want) {
+			t.Errorf("the decision lacks %q:\n%s", want, m.Scheduling[0])
+		}
 	}
 }

@@ -27,6 +27,9 @@ type State struct {
 	Leases      []assertions.Lease      `yaml:"leases"`
 	Events      []assertions.Event      `yaml:"events"`
 	Raft        assertions.Raft         `yaml:"raft"`
+	// Scheduling are the scheduler's decisions, one per pod (Pod is
+	// namespace/name).
+	Scheduling []assertions.Scheduling `yaml:"scheduling"`
 }
 
 // normalized fills what a real view would: pods in the default namespace
@@ -239,9 +242,22 @@ func (v *View) CRI(_ context.Context, node string) (assertions.CRI, error) {
 	return assertions.CRI{}, fmt.Errorf("node %s: %w", node, cluster.ErrNoNodeInternals)
 }
 
-// Scheduling is empty.
-func (v *View) Scheduling(context.Context, string, string) (assertions.Scheduling, error) {
+// Scheduling is the state's decision about namespace/name (none found
+// when it has none).
+func (v *View) Scheduling(_ context.Context, namespace, name string) (assertions.Scheduling, error) {
+	for _, d := range v.get().Scheduling {
+		if d.Pod == namespace+"/"+name {
+			return d, nil
+		}
+	}
 	return assertions.Scheduling{}, nil
+}
+
+// RecentScheduling is the state's decisions, newest first, at most n.
+func (v *View) RecentScheduling(n int) []assertions.Scheduling {
+	ds := slices.Clone(v.get().Scheduling)
+	slices.SortStableFunc(ds, func(a, b assertions.Scheduling) int { return b.Time.Compare(a.Time) })
+	return ds[:min(n, len(ds))]
 }
 
 // Get finds nothing.
