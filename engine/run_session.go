@@ -230,7 +230,9 @@ func (s *Session) Scheduling() []assertions.Scheduling { return s.x.live.AskedSc
 
 // RecentScheduling is the scheduler's latest decisions, newest first, at
 // most n: one per pod, plugin by plugin (the live view's panel).
-func (s *Session) RecentScheduling(n int) []assertions.Scheduling { return s.x.live.RecentScheduling(n) }
+func (s *Session) RecentScheduling(n int) []assertions.Scheduling {
+	return s.x.live.RecentScheduling(n)
+}
 
 // Close stops watching and tears the cluster down unless keep is set, in
 // which case it returns the kubeconfig of the cluster left running.
