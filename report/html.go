@@ -25,6 +25,7 @@ var page = template.Must(template.New("html.tmpl").Funcs(template.FuncMap{
 	"join":          strings.Join,
 	"timelineCSS":   TimelineCSS,
 	"schedulingCSS": SchedulingCSS,
+	"traceCSS":      TraceCSS,
 	"stages":        func() []string { return PipelineStages },
 }).ParseFS(files, "html.tmpl"))
 
@@ -162,6 +163,27 @@ var pages = func() map[i18n.Lang]*template.Template {
 
 // pageIn is the page's template writing in p's language.
 func pageIn(p *i18n.Printer) *template.Template { return pages[p.Lang()] }
+
+// TraceCSS styles the sequence diagrams of TraceHTML.
+func TraceCSS() template.CSS {
+	return `.actor{fill:#e8eaf6;stroke:#5c6bc0}.actor-label{font-weight:600}
+.lifeline{stroke:#9fa8da;stroke-dasharray:3 3}
+.hop{stroke:#283593;stroke-width:1.6;marker-end:url(#arrow)}.store{stroke:#78909c;stroke-dasharray:2 2;marker-end:url(#arrow)}
+.watch{stroke:#00897b;stroke-dasharray:5 3;marker-end:url(#arrow)}`
+}
+
+// TraceHTML is the apply trace of one Deployment as the report draws it:
+// a sequence diagram of every write behind it, from the audit log, each
+// hop with the identity that made it, in p's language. The browser view
+// draws a chosen Deployment's with it.
+func TraceHTML(t Trace, p *i18n.Printer) (template.HTML, error) {
+	var b strings.Builder
+	v := traceView{Deployment: t.Deployment, Hops: len(t.Hops), SVG: drawTrace(t)}
+	if err := pageIn(p).ExecuteTemplate(safetext.NewWriter(&b), "trace", v); err != nil {
+		return "", fmt.Errorf("render the trace of %s: %w", t.Deployment, err)
+	}
+	return template.HTML(b.String()), nil
+}
 
 // SchedulingCSS styles the tables of SchedulingHTML.
 func SchedulingCSS() template.CSS {

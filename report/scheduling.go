@@ -23,6 +23,8 @@ type schedRow struct {
 	Cells    []string
 	Total    string
 	Selected bool
+	// Only: the single feasible node, bound without scoring.
+	Only bool
 }
 
 func schedulingView(d Decision) schedView {
@@ -50,7 +52,7 @@ func schedulingView(d Decision) schedView {
 			r.Rejected = rej.Plugin + ": " + rej.Reason
 		} else if len(v.Plugins) == 0 {
 			// The scheduler binds a single feasible node without scoring.
-			r.Cells = []string{"the only feasible node: bound without scoring"}
+			r.Only = true
 		} else {
 			for _, p := range v.Plugins {
 				s, ok := d.Scores[n][p]

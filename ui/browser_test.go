@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
+	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
@@ -88,7 +89,8 @@ func TestExerciseInChromium(t *testing.T) {
 // shows the Raft table; Chromium clicks "kill the etcd leader" and sees
 // another member lead and the fault marked on the timeline; a request
 // RBAC forbids, typed into the terminal, shows in the pipeline panel
-// stopped at authorization, with the RBAC reason. With
+// stopped at authorization, with the RBAC reason; a Deployment created
+// there shows its apply trace and the scheduler's decisions. With
 // KUBELAB_SCREENSHOTS=DIR it saves the page (docs/ui-machinery.png).
 func TestMachineryInChromium(t *testing.T) {
 	if testing.Short() {
@@ -149,6 +151,21 @@ func TestMachineryInChromium(t *testing.T) {
 	row, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#pipeline .request[data-stage="authorization"]').innerText`))
 	if err != nil || !strings.Contains(row, "authorization: refused by RBAC") || !strings.Contains(row, "system:serviceaccount:default:nobody") {
 		t.Errorf("the forbidden request's row: %q (%v)", row, err)
+	}
+	// A Deployment typed into the terminal: its apply trace (a sequence
+	// diagram of the writes behind it) and the scheduler's decisions
+	// about its pods appear in their panels.
+	err = chromedp.Do(bctx,
+		typeInTerminal("kubectl create deployment web --image=kubelab/http:dev --replicas=2"),
+		chromedp.Poll[chromedp.Void](`(() => { const s = document.querySelector('#trace svg.trace'); return s !== null && Number(s.dataset.hops) >= 4; })()`, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#scheduling table.scheduling tr.selected') !== null`, chromedp.WithPollingTimeout(60*time.Second)),
+	)
+	if err != nil {
+		t.Fatalf("the Deployment's trace and scheduling: %v\n%s", err, machinery())
+	}
+	picked, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("trace-pick").value + " | " + document.querySelector("#scheduling h3").innerText`))
+	if err != nil || !strings.Contains(picked, "default/web |") || !strings.Contains(picked, "default/web-") {
+		t.Errorf("the trace picked and the decision shown: %q (%v)", picked, err)
 	}
 	screenshot(t, bctx, "ui-machinery.png")
 }
@@ -236,5 +253,41 @@ func screenshot(t *testing.T, bctx context.Context, name string) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPanelsInChromiumOnAFake: the page's script draws the panels the
+// server sends (the scheduler's decision table, a real node's sandboxes
+// and Service chains) in Chromium, in Chinese with --lang zh, on a fake
+// cluster: no cluster boots, so it checks the drawing alone.
+func TestPanelsInChromiumOnAFake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser; skipped with -short")
+	}
+	chromium(t)
+	addr, _ := serveWith(t, serveOpts{every: time.Minute, nodes: true, words: i18n.NewPrinter(i18n.ZH)})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	bctx := browser(t, ctx, 1300)
+	err := chromedp.Do(bctx,
+		chromedp.Navigate("http://"+addr+"/?token=s3cret"),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#nodes .node[data-node="worker-1"] tr[data-pod="default/web-a"]') !== null`, chromedp.WithPollingTimeout(30*time.Second)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("machinery").innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"节点内部：CRI 沙箱与 kube-proxy 的链", "SANDBOX_READY (kubelab/pause:dev)", "4242", "10.244.1.5", "web running pid 4250",
+		"default/web: (10.96.0.20): KUBE-SERVICES → KUBE-SVC-ABC → KUBE-SEP-XYZ → 10.244.1.5:8080",
+		"调度器最近的决策", "调度 default/web-a（default-scheduler）：已调度，到 worker-1", "TaintToleration: node(s) had untolerated taint",
+		"唯一的可行节点：未打分直接绑定", "此集群不读取 apiserver 的审计日志，因此无法绘制 apply 链路",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the machinery panel lacks %q:\n%s", want, got)
+		}
 	}
 }

@@ -32,6 +32,15 @@ type Machinery struct {
 	// Scheduling are the scheduler's latest decisions, newest first, each
 	// drawn as the HTML report draws it (report.SchedulingHTML).
 	Scheduling []string `json:"scheduling"`
+	// Traces are the apply traces of the Deployments created so far, in
+	// the order they were created, each drawn as the HTML report draws it
+	// (report.TraceHTML); the page shows the one chosen.
+	Traces []TraceView `json:"traces"`
+	// Nodes are what each real node shows inside (docker backend): its
+	// pod sandboxes (the pause process holding each pod's network
+	// namespace) and containers from the CRI, and how kube-proxy's nat
+	// chains send each Service to its endpoints.
+	Nodes []NodeInside `json:"nodes"`
 	// Notes say, by panel (raft, pipeline, faults, scheduling), why it is
 	// empty.
 	Notes map[string]string `json:"notes,omitempty"`
@@ -40,6 +49,20 @@ type Machinery struct {
 // Refusal is a request the apiservers refused, with the pipeline stage
 // that stopped it.
 type Refusal = engine.PipelineRequest
+
+// NodeInside is one node's CRI and kube-proxy state.
+type NodeInside struct {
+	Name     string              `json:"name"`
+	CRI      assertions.CRI      `json:"cri"`
+	IPTables assertions.IPTables `json:"iptables"`
+	Error    string              `json:"error,omitempty"`
+}
+
+// TraceView is one Deployment's apply trace, drawn.
+type TraceView struct {
+	Deployment string `json:"deployment"`
+	HTML       string `json:"html"`
+}
 
 // Fault is a fault or repair the page offers: an operation kind of lab
 // files and its target, run as a lab would run it.
@@ -86,7 +109,7 @@ const recentDecisions = 3
 func (s *Server) machinery() Machinery {
 	sess, p := s.o.Session, s.o.Words
 	caps := cluster.CapabilitiesOf(sess.Cluster().Backend)
-	m := Machinery{Notes: map[string]string{}, Leaders: map[string]string{}, Refused: []Refusal{}, Scheduling: []string{}}
+	m := Machinery{Notes: map[string]string{}, Leaders: map[string]string{}, Refused: []Refusal{}, Scheduling: []string{}, Traces: []TraceView{}, Nodes: []NodeInside{}}
 	if caps[cluster.CapEtcdRaft] {
 		if v, err := sess.Eval("raft"); err == nil {
 			if r, ok := v.(assertions.Raft); ok {
@@ -118,7 +141,13 @@ func (s *Server) machinery() Machinery {
 		if len(m.Refused) > 10 {
 			m.Refused = m.Refused[len(m.Refused)-10:]
 		}
+		for _, t := range sess.Traces(context.Background()) {
+			if h, err := report.TraceHTML(report.Trace{Deployment: t.Deployment, Hops: t.Hops}, p); err == nil {
+				m.Traces = append(m.Traces, TraceView{Deployment: t.Deployment, HTML: string(h)})
+			}
+		}
 	} else {
+		m.Notes["traces"] = p.S("the apiservers' audit log is not read on this cluster, so no apply trace can be drawn")
 		m.Notes["pipeline"] = p.S("the apiservers' audit log is not read on this cluster, so the request pipeline cannot be drawn")
 	}
 	if caps[cluster.CapSchedulingLog] {
@@ -130,11 +159,39 @@ func (s *Server) machinery() Machinery {
 	} else {
 		m.Notes["scheduling"] = p.S("the schedulers of this cluster do not record their decisions, so the scheduler's panel cannot be drawn")
 	}
+	if caps[cluster.CapNodeInternals] {
+		m.Nodes = nodesInside(sess)
+	} else {
+		m.Notes["nodes"] = p.S("this cluster's nodes are simulated (kwok): no containers, no sandboxes, no iptables to show; the docker backend has real ones")
+	}
 	m.Faults = faults(p, sess.Topology(), caps)
 	if len(m.Faults) == 0 {
 		m.Notes["faults"] = p.S("this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)")
 	}
 	return m
+}
+
+// nodesInside reads each worker's CRI and nat table, as cri() and
+// iptables() read them in a lab.
+func nodesInside(sess *engine.Session) []NodeInside {
+	var out []NodeInside
+	for _, n := range sess.Topology().Nodes {
+		in := NodeInside{Name: n.Name}
+		var errs []string
+		if v, err := sess.Eval(fmt.Sprintf("cri(%q)", n.Name)); err != nil {
+			errs = append(errs, err.Error())
+		} else if c, ok := v.(assertions.CRI); ok {
+			in.CRI = c
+		}
+		if v, err := sess.Eval(fmt.Sprintf("iptables(%q)", n.Name)); err != nil {
+			errs = append(errs, err.Error())
+		} else if t, ok := v.(assertions.IPTables); ok {
+			in.IPTables = assertions.IPTables{Services: t.Services} // the chains themselves are long; the page draws the services
+		}
+		in.Error = strings.Join(errs, "; ")
+		out = append(out, in)
+	}
+	return out
 }
 
 // handleFault runs a fault the page offers, as a lab operation (so the

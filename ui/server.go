@@ -419,7 +419,8 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 // page.html), given to it translated.
 var scriptWords = []string{"final check at ", "live, evaluated at ", " as ", ": refused", " by ", "no refused request yet", "terminal",
 	"Apply the reference solution to the cluster? (your own work stays, the solution is applied over it)",
-	"applying the reference solution…", "solution applied", "the solution failed: ", "final check running…", "no pod scheduled yet"}
+	"applying the reference solution…", "solution applied", "the solution failed: ", "final check running…", "no pod scheduled yet", "no Deployment created yet",
+	"pod", "sandbox", "pause pid", "IP", "containers", "no endpoint: REJECT"}
 
 // render makes the page: the statement (Markdown, raw HTML escaped) and
 // the checks with their hints, filled in live by the event stream.
@@ -435,7 +436,7 @@ func (s *Server) render() ([]byte, error) {
 		return nil, err
 	}
 	data := map[string]any{"Title": p.S("cluster") + " " + cname, "Cluster": cname, "Words": string(wordsJSON),
-		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(), "SchedulingCSS": report.SchedulingCSS(), "Stages": engine.PipelineStages}
+		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(), "SchedulingCSS": report.SchedulingCSS(), "TraceCSS": report.TraceCSS(), "Stages": engine.PipelineStages}
 	if ex := s.o.Exercise; ex != nil {
 		if err := s.exerciseData(ex, data); err != nil {
 			return nil, err

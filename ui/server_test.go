@@ -28,22 +28,30 @@ var webPods = enginetest.WebPods
 // web pod, and returns its address and the fake.
 func serve(t testing.TB) (string, *enginetest.FakeCluster) {
 	t.Helper()
-	return serveWith(t, nil, time.Minute)
+	return serveWith(t, serveOpts{every: time.Minute})
 }
 
 // serveIn is serve with the page in p's language.
 func serveIn(t testing.TB, p *i18n.Printer) (string, *enginetest.FakeCluster) {
 	t.Helper()
-	return serveWith(t, p, time.Minute)
+	return serveWith(t, serveOpts{words: p, every: time.Minute})
 }
 
 // serveEvery is serve re-evaluating at least every d.
 func serveEvery(t testing.TB, d time.Duration) (string, *enginetest.FakeCluster) {
 	t.Helper()
-	return serveWith(t, nil, d)
+	return serveWith(t, serveOpts{every: d})
 }
 
-func serveWith(t testing.TB, p *i18n.Printer, every time.Duration) (string, *enginetest.FakeCluster) {
+// serveOpts vary the served view: its language, how often it
+// re-evaluates, whether its nodes are real (with what they show inside).
+type serveOpts struct {
+	words *i18n.Printer
+	every time.Duration
+	nodes bool
+}
+
+func serveWith(t testing.TB, o serveOpts) (string, *enginetest.FakeCluster) {
 	t.Helper()
 	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(exercise))
 	if err != nil {
@@ -55,7 +63,17 @@ func serveWith(t testing.TB, p *i18n.Printer, every time.Duration) (string, *eng
 		Filtered: map[string]observe.Rejection{"worker-2": {Plugin: "TaintToleration", Reason: "node(s) had untolerated taint {dedicated: db}"}},
 		Feasible: []string{"worker-1"},
 	}, Found: true}}
+	if o.nodes {
+		state.CRI = map[string]assertions.CRI{"worker-1": {
+			Sandboxes:  []observe.Sandbox{{ID: "sb1", Pod: "web-a", Namespace: "default", State: "SANDBOX_READY", Image: "kubelab/pause:dev", IP: "10.244.1.5", PID: 4242}},
+			Containers: []observe.CRIContainer{{ID: "c1", Name: "web", Pod: "web-a", SandboxID: "sb1", State: "CONTAINER_RUNNING", PID: 4250}},
+		}}
+		state.IPTables = map[string]assertions.IPTables{"worker-1": {Services: map[string]observe.ProxiedService{
+			"default/web:": {Chain: "KUBE-SVC-ABC", ClusterIP: "10.96.0.20", Endpoints: []string{"10.244.1.5:8080"}, SEPs: []string{"KUBE-SEP-XYZ"}},
+		}}}
+	}
 	r, fc := enginetest.Fake(t, state)
+	fc.NodeInternals = o.nodes
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	topo := ex.Topology()
@@ -66,7 +84,7 @@ func serveWith(t testing.TB, p *i18n.Printer, every time.Duration) (string, *eng
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = sess.Close(context.WithoutCancel(ctx), false) })
-	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: every, Words: p})
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: o.every, Words: o.words})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,5 +452,31 @@ func TestSchedulerPanel(t *testing.T) {
 		if !strings.Contains(m.Scheduling[0], want) {
 			t.Errorf("the decision lacks %q:\n%s", want, m.Scheduling[0])
 		}
+	}
+}
+
+// TestNodesPanel: on real nodes the machinery carries each node's pod
+// sandboxes with their pause process and containers, and each Service as
+// kube-proxy routes it; on simulated nodes, a note saying why it is empty.
+func TestNodesPanel(t *testing.T) {
+	addr, _ := serveWith(t, serveOpts{every: time.Minute, nodes: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	m := events(t, ctx, addr)().Machinery
+	if len(m.Nodes) != 1 || m.Nodes[0].Name != "worker-1" {
+		t.Fatalf("nodes: %+v (notes %v)", m.Nodes, m.Notes)
+	}
+	n := m.Nodes[0]
+	if len(n.CRI.Sandboxes) != 1 || n.CRI.Sandboxes[0].PID != 4242 || len(n.CRI.Containers) != 1 || n.Error != "" {
+		t.Errorf("worker-1's CRI: %+v, error %q", n.CRI, n.Error)
+	}
+	if sv := n.IPTables.Services["default/web:"]; sv.Chain != "KUBE-SVC-ABC" || len(sv.Endpoints) != 1 {
+		t.Errorf("worker-1's services: %+v", n.IPTables.Services)
+	}
+
+	addr, _ = serve(t)
+	m = events(t, ctx, addr)().Machinery
+	if len(m.Nodes) != 0 || !strings.Contains(m.Notes["nodes"], "simulated (kwok)") {
+		t.Errorf("simulated nodes: %+v, note %q", m.Nodes, m.Notes["nodes"])
 	}
 }

@@ -30,6 +30,10 @@ type State struct {
 	// Scheduling are the scheduler's decisions, one per pod (Pod is
 	// namespace/name).
 	Scheduling []assertions.Scheduling `yaml:"scheduling"`
+	// CRI and IPTables are what nodes show inside, by node name (nodes
+	// not listed have nothing to show: kwok's).
+	CRI      map[string]assertions.CRI      `yaml:"cri"`
+	IPTables map[string]assertions.IPTables `yaml:"iptables"`
 }
 
 // normalized fills what a real view would: pods in the default namespace
@@ -232,13 +236,21 @@ func (v *View) Trace(context.Context, string, string) (assertions.Trace, error) 
 	return assertions.Trace{}, nil
 }
 
-// IPTables has no node to read.
+// IPTables is the state's nat table of node; a node it has none of is
+// simulated.
 func (v *View) IPTables(_ context.Context, node string) (assertions.IPTables, error) {
+	if t, ok := v.get().IPTables[node]; ok {
+		return t, nil
+	}
 	return assertions.IPTables{}, fmt.Errorf("node %s: %w", node, cluster.ErrNoNodeInternals)
 }
 
-// CRI has no node to read.
+// CRI is the state's sandboxes and containers of node; a node it has
+// none of is simulated.
 func (v *View) CRI(_ context.Context, node string) (assertions.CRI, error) {
+	if c, ok := v.get().CRI[node]; ok {
+		return c, nil
+	}
 	return assertions.CRI{}, fmt.Errorf("node %s: %w", node, cluster.ErrNoNodeInternals)
 }
 

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,10 @@ type FakeCluster struct {
 	// StateFor, when set, gives each cluster (by name, e.g. a grading's
 	// exercise-learner-hash) its own objects instead of the shared ones.
 	StateFor func(cluster string) assertionstest.State
+	// NodeInternals makes its backends claim real nodes
+	// (cluster.NodeExecer): expressions then read State.CRI and
+	// State.IPTables, and ExecNode fails.
+	NodeInternals bool
 
 	mu       sync.Mutex
 	state    assertionstest.State
@@ -66,8 +71,21 @@ func (f *FakeCluster) Backend(t cluster.Topology) (cluster.Backend, error) {
 	b := clustertest.New(t, f.Log, clustertest.Faults{})
 	f.mu.Lock()
 	f.backends = append(f.backends, b)
+	internals := f.NodeInternals
 	f.mu.Unlock()
+	if internals {
+		return realNodes{b}, nil
+	}
 	return b, nil
+}
+
+// realNodes is a fake whose nodes claim to be real: it is a
+// cluster.NodeExecer, so the capability to look inside nodes is there.
+type realNodes struct{ *clustertest.Fake }
+
+// ExecNode runs nothing: a fake node has no processes.
+func (realNodes) ExecNode(_ context.Context, node string, cmd ...string) (string, error) {
+	return "", fmt.Errorf("exec %v on %s: a fake node runs nothing", cmd, node)
 }
 
 // Fake returns a Runner that runs labs, exercises and drills on fake
