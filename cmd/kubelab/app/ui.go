@@ -42,8 +42,10 @@ is. Every view shows the machinery, live: the etcd members and who
 leads, the lease holders, the timeline swimlanes, the requests the
 apiservers refused drawn through the request pipeline (authentication,
 authorization, admission, validation) to the stage that stopped them,
-and buttons for faults (kill the etcd, scheduler or controller-manager
-leader, take a node down), marked on the timeline.
+buttons for faults (kill the etcd, scheduler or controller-manager
+leader, take a node down), marked on the timeline, the apply trace of a
+Deployment, the scheduler's last decisions plugin by plugin, and on real
+nodes (docker) their pod sandboxes and kube-proxy's chains.
 
 The URL carries a random token: only a browser that opened it gets in
 (it becomes an HttpOnly, SameSite=Strict cookie). The page has
