@@ -45,7 +45,8 @@ func typeText(text string) chromedp.Action[chromedp.Void] {
 // TestExerciseInChromium is a learner in the browser: kubelab ui starts
 // exercises/fix-service-selector on a real cluster; real Chromium opens
 // the printed URL, finds the endpoints check failing, types the fix into
-// the page's terminal, and sees every check turn green. With
+// the page's terminal, and sees every check turn green; Reset reboots
+// the cluster and the check fails again. With
 // KUBELAB_SCREENSHOTS=DIR it saves the page there (docs/ui-exercise.png).
 func TestExerciseInChromium(t *testing.T) {
 	if testing.Short() {
@@ -83,6 +84,20 @@ func TestExerciseInChromium(t *testing.T) {
 		t.Fatalf("after the fix typed in the terminal: %v; score %s; page %s\n%s", err, score, page, stderr.String())
 	}
 	screenshot(t, bctx, "ui-exercise.png")
+	// Reset: the cluster reboots and the exercise is set up again, so the
+	// repaired Service is broken again and its check fails anew.
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(bctx,
+		chromedp.Click(chromedp.CSS("#reset")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("reset-status").textContent === "the exercise starts again"`, chromedp.WithPollingTimeout(2*time.Minute)),
+		chromedp.Poll[chromedp.Void](`document.querySelector('.check[data-name="the Service has two ready endpoints"]').dataset.status === "failed"`, chromedp.WithPollingTimeout(time.Minute)),
+	)
+	if err != nil {
+		status, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#reset-status")))
+		t.Fatalf("after Reset: %v; status %q\n%s", err, status, stderr.String())
+	}
 }
 
 // TestMachineryInChromium: on a cluster of 3 etcd members, kubelab ui

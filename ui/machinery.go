@@ -107,7 +107,7 @@ const recentDecisions = 3
 
 // machinery reads the cluster's machinery now.
 func (s *Server) machinery() Machinery {
-	sess, p := s.o.Session, s.o.Words
+	sess, p := s.session(), s.o.Words
 	caps := cluster.CapabilitiesOf(sess.Cluster().Backend)
 	m := Machinery{Notes: map[string]string{}, Leaders: map[string]string{}, Refused: []Refusal{}, Scheduling: []string{}, Traces: []TraceView{}, Nodes: []NodeInside{}}
 	if caps[cluster.CapEtcdRaft] {
@@ -202,7 +202,7 @@ func (s *Server) handleFault(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "want {kind, target}", http.StatusBadRequest)
 		return
 	}
-	sess := s.o.Session
+	sess := s.session()
 	offered := faults(s.o.Words, sess.Topology(), cluster.CapabilitiesOf(sess.Cluster().Backend))
 	if !slices.ContainsFunc(offered, func(o Fault) bool { return o.Kind == f.Kind && o.Target == f.Target }) {
 		http.Error(w, "not a fault this page offers", http.StatusBadRequest)

@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yuin/goldmark"
@@ -62,6 +63,11 @@ type Options struct {
 	// Words is the page's language (nil: English); the exercise is given
 	// already in it.
 	Words *i18n.Printer
+	// Reset, when set, gives the page a Reset button: it reboots the
+	// exercise's cluster, sets the exercise up again and returns the new
+	// session, which the page then shows (the old one is the caller's to
+	// have closed).
+	Reset func(ctx context.Context) (*engine.Session, error)
 }
 
 // Server is the browser view of one live exercise.
@@ -72,14 +78,16 @@ type Server struct {
 	addr  string // host:port it listens on, for Host and Origin checks
 
 	mu      sync.Mutex
-	last    []byte        // the last evaluation, as the event's JSON
+	sess    *engine.Session // the live session (Reset replaces it)
+	last    []byte          // the last evaluation, as the event's JSON
 	changed chan struct{} // closed and replaced after each evaluation
 	final   bool          // the next evaluation is a final check
 	kick    chan struct{} // asks for an evaluation now
 	pages   int           // pages listening to the events
 	joined  chan struct{} // closed and replaced when a page starts listening
 
-	terms *terminals // nil: no terminal
+	terms     *terminals // nil: no terminal
+	resetting atomic.Bool
 }
 
 // New prepares the server of o's exercise.
@@ -101,7 +109,7 @@ func New(o Options) (*Server, error) {
 		}
 		tok = hex.EncodeToString(b)
 	}
-	s := &Server{o: o, token: tok, changed: make(chan struct{}), kick: make(chan struct{}, 1), joined: make(chan struct{})}
+	s := &Server{o: o, token: tok, sess: o.Session, changed: make(chan struct{}), kick: make(chan struct{}, 1), joined: make(chan struct{})}
 	if o.Shell != nil {
 		s.terms = &terminals{shell: *o.Shell, byID: map[string]*terminal{}}
 	}
@@ -159,6 +167,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /fault", s.handleFault)
 	if s.o.Exercise != nil {
 		mux.HandleFunc("POST /solve", s.handleSolve)
+	}
+	if s.o.Exercise != nil && s.o.Reset != nil {
+		mux.HandleFunc("POST /reset", s.handleReset)
 	}
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(assets())))
 	if s.terms != nil {
@@ -273,7 +284,7 @@ func (s *Server) handleFinal(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) handleSolve(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
 	defer cancel()
-	_, err := grade.Solve(ctx, s.o.Session, s.o.Exercise)
+	_, err := grade.Solve(ctx, s.session(), s.o.Exercise)
 	s.kickNow()
 	w.Header().Set("Content-Type", "application/json")
 	res := map[string]string{"status": "applied"}
@@ -282,6 +293,37 @@ func (s *Server) handleSolve(w http.ResponseWriter, r *http.Request) {
 		res = map[string]string{"status": "failed", "error": err.Error()}
 	}
 	_ = json.NewEncoder(w).Encode(res)
+}
+
+// session is the live session the page shows.
+func (s *Server) session() *engine.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess
+}
+
+// handleReset reboots the exercise's cluster and sets the exercise up
+// again (Options.Reset), then shows the new session; one at a time.
+func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
+	if !s.resetting.CompareAndSwap(false, true) {
+		http.Error(w, "a reset is already running", http.StatusConflict)
+		return
+	}
+	defer s.resetting.Store(false)
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Minute)
+	defer cancel()
+	sess, err := s.o.Reset(ctx)
+	w.Header().Set("Content-Type", "application/json")
+	if err != nil {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "failed", "error": err.Error()})
+		return
+	}
+	s.mu.Lock()
+	s.sess = sess
+	s.mu.Unlock()
+	s.kickNow()
+	_ = json.NewEncoder(w).Encode(map[string]string{"status": "reset"})
 }
 
 // kickNow asks for an evaluation now.
@@ -310,13 +352,14 @@ func (s *Server) evaluate(ctx context.Context) {
 		final := s.final
 		s.final = false
 		s.mu.Unlock()
+		sess := s.session()
 		o := grade.CheckOptions{Patience: s.o.Patience}
 		if final {
 			o = grade.CheckOptions{Final: true}
 		}
 		g := &grade.Grade{}
 		if s.o.Exercise != nil {
-			g = grade.CheckExercise(ctx, s.o.Session, s.o.Exercise, o)
+			g = grade.CheckExercise(ctx, sess, s.o.Exercise, o)
 		}
 		if ctx.Err() != nil {
 			return
@@ -325,8 +368,8 @@ func (s *Server) evaluate(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.o.Session.Changed():
-			settle(ctx, s.o.Session.Changed(), 300*time.Millisecond)
+		case <-sess.Changed():
+			settle(ctx, sess.Changed(), 300*time.Millisecond)
 		case <-s.kick:
 		case <-time.After(s.o.Every):
 		}
@@ -420,12 +463,14 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 var scriptWords = []string{"final check at ", "live, evaluated at ", " as ", ": refused", " by ", "no refused request yet", "terminal",
 	"Apply the reference solution to the cluster? (your own work stays, the solution is applied over it)",
 	"applying the reference solution…", "solution applied", "the solution failed: ", "final check running…", "no pod scheduled yet", "no Deployment created yet",
-	"pod", "sandbox", "pause pid", "IP", "containers", "no endpoint: REJECT"}
+	"pod", "sandbox", "pause pid", "IP", "containers", "no endpoint: REJECT",
+	"Reboot the cluster and set the exercise up again? (your work on it is lost)", "rebooting the cluster and setting the exercise up…",
+	"the exercise starts again", "the reset failed: "}
 
 // render makes the page: the statement (Markdown, raw HTML escaped) and
 // the checks with their hints, filled in live by the event stream.
 func (s *Server) render() ([]byte, error) {
-	cname := s.o.Session.Topology().Name
+	cname := s.session().Topology().Name
 	p := s.o.Words
 	words := map[string]string{}
 	for _, w := range scriptWords {
@@ -468,6 +513,7 @@ func (s *Server) exerciseData(ex *grade.Exercise, data map[string]any) error {
 		checks = append(checks, check{Name: c.Name, Hint: c.Hint, Points: c.Points})
 	}
 	data["Title"], data["Name"], data["Exercise"], data["Checks"], data["Max"] = ex.Metadata.Title, ex.Metadata.Name, true, checks, ex.MaxScore()
+	data["Reset"] = s.o.Reset != nil
 	data["Statement"] = template.HTML(md.String()) //nolint:gosec // goldmark escapes raw HTML unless told otherwise
 	return nil
 }

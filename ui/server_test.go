@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/internal/i18n"
@@ -49,6 +50,7 @@ type serveOpts struct {
 	words *i18n.Printer
 	every time.Duration
 	nodes bool
+	reset func(ctx context.Context) (*engine.Session, error)
 }
 
 func serveWith(t testing.TB, o serveOpts) (string, *enginetest.FakeCluster) {
@@ -84,7 +86,7 @@ func serveWith(t testing.TB, o serveOpts) (string, *enginetest.FakeCluster) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = sess.Close(context.WithoutCancel(ctx), false) })
-	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: o.every, Words: o.words})
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: o.every, Words: o.words, Reset: o.reset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,4 +481,49 @@ func TestNodesPanel(t *testing.T) {
 	if len(m.Nodes) != 0 || !strings.Contains(m.Notes["nodes"], "simulated (kwok)") {
 		t.Errorf("simulated nodes: %+v, note %q", m.Nodes, m.Notes["nodes"])
 	}
+}
+
+// TestResetOnAFake: the Reset button's request hands the page the new
+// session its callback made (a rebooted cluster, set up again), and the
+// checks are evaluated there; without a callback there is no Reset.
+func TestResetOnAFake(t *testing.T) {
+	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(exercise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resets := 0
+	addr, _ := serveWith(t, serveOpts{every: time.Minute, reset: func(ctx context.Context) (*engine.Session, error) {
+		resets++
+		r, _ := enginetest.Fake(t, webPods(2)) // the cluster after the reset shows two pods
+		sess, err := r.StartFor(context.WithoutCancel(ctx), "web-live", ex.Topology(), ex.Needs())
+		if err == nil {
+			t.Cleanup(func() { _, _ = sess.Close(context.Background(), false) })
+		}
+		return sess, err
+	}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	next := events(t, ctx, addr)
+	if ev := next(); ev.Score == ev.Max {
+		t.Fatalf("before the reset the exercise is already solved: %d/%d", ev.Score, ev.Max)
+	}
+	resp, body := post(t, addr, "/reset")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"reset"`) || resets != 1 {
+		t.Fatalf("POST /reset: %s %s (resets %d)", resp.Status, body, resets)
+	}
+	for ev := next(); ev.Score != ev.Max; ev = next() {
+		if ctx.Err() != nil {
+			t.Fatal("no evaluation of the new session")
+		}
+	}
+	addr, _ = serve(t)
+	if resp, _ := post(t, addr, "/reset"); resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /reset without a Reset callback: %s", resp.Status)
+	}
+}
+
+// post sends the page's POST to path.
+func post(t *testing.T, addr, path string) (*http.Response, string) {
+	t.Helper()
+	return get(t, "POST", "http://"+addr+path, map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://" + addr})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/ui"
 )
@@ -117,7 +118,8 @@ func serveUI(ctx context.Context, g *globals, f *uiFlags, b cluster.Backend, ex 
 	if err != nil {
 		return cannotRun(err)
 	}
-	defer s.Close(context.WithoutCancel(ctx), true)
+	current := s // Reset replaces it
+	defer func() { _, _ = current.Close(context.WithoutCancel(ctx), true) }()
 	bin, err := os.Executable()
 	if err != nil {
 		return err
@@ -126,7 +128,32 @@ func serveUI(ctx context.Context, g *globals, f *uiFlags, b cluster.Backend, ex 
 	if g.home != "" {
 		kubectl = append(kubectl, "--home", g.home)
 	}
-	srv, err := ui.New(ui.Options{Exercise: ex, Session: s, Patience: f.patience, Words: g.words,
+	var reset func(context.Context) (*engine.Session, error)
+	if booted && ex != nil {
+		// The cluster is ui's own: Reset reboots it and sets the exercise
+		// up again, as exercise start does; the terminals keep working
+		// (the cluster keeps its name, so its KUBECONFIG).
+		reset = func(rctx context.Context) (*engine.Session, error) {
+			_, _ = current.Close(context.WithoutCancel(rctx), true)
+			if err := b.Down(rctx); err != nil {
+				return nil, fmt.Errorf("reset: remove the cluster: %w", err)
+			}
+			if err := startExercise(rctx, g, f.backend, &f.kube, ex); err != nil {
+				return nil, fmt.Errorf("reset: %w", err)
+			}
+			nb, _, err := openExercise(rctx, g)
+			if err != nil {
+				return nil, fmt.Errorf("reset: %w", err)
+			}
+			ns, err := r.Attach(rctx, name, nb)
+			if err != nil {
+				return nil, fmt.Errorf("reset: %w", err)
+			}
+			b, current = nb, ns
+			return ns, nil
+		}
+	}
+	srv, err := ui.New(ui.Options{Exercise: ex, Session: s, Patience: f.patience, Words: g.words, Reset: reset,
 		Shell: &ui.Shell{Env: []string{"KUBECONFIG=" + b.Access().Kubeconfig}, Kubectl: kubectl}})
 	if err != nil {
 		return err
