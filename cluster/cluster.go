@@ -30,7 +30,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Role is the kind of a component.
@@ -184,9 +183,9 @@ func New(b Backend, log *slog.Logger) *Cluster {
 // RESTConfig returns an admin client config for the cluster.
 func (c *Cluster) RESTConfig() (*rest.Config, error) {
 	if c.rest == nil {
-		cfg, err := clientcmd.BuildConfigFromFlags("", c.Access().Kubeconfig)
+		cfg, err := LoadRESTConfig(c.Access().Kubeconfig)
 		if err != nil {
-			return nil, fmt.Errorf("load kubeconfig: %w", err)
+			return nil, err
 		}
 		cfg.QPS, cfg.Burst = 200, 400
 		cfg.Timeout = 15 * time.Second

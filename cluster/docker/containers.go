@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
@@ -144,7 +143,7 @@ func loopbackBindings(ports []string) network.PortMap {
 }
 
 func (b *Backend) clientset() (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", b.access.Kubeconfig)
+	cfg, err := cluster.LoadRESTConfig(b.access.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
@@ -20,9 +19,9 @@ import (
 // adminClient is kubelab's own client of the cluster, unthrottled:
 // client-go's default 5 requests/s made registering 50 nodes take 8 s.
 func (b *Backend) adminClient() (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", b.st.Files["kubeconfig"])
+	cfg, err := cluster.LoadRESTConfig(b.st.Files["kubeconfig"])
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig: %w", err)
+		return nil, err
 	}
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit
 	return kubernetes.NewForConfig(cfg)

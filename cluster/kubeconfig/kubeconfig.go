@@ -260,7 +260,7 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 
 // connect makes the clients of the kubeconfig copy.
 func (b *Backend) connect() error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", b.copy)
+	cfg, err := cluster.LoadRESTConfig(b.copy)
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", b.o.Kubeconfig, err)
 	}

@@ -53,7 +53,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"kubelab.dev/kubelab/cluster"
@@ -427,9 +426,9 @@ func (b *boot) snapshot(ctx context.Context, w *bytes.Buffer) error {
 // clients makes the admin clients once the apiservers' balancer (or the
 // one apiserver) has an address.
 func (b *boot) clients() error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", b.p.Access().Kubeconfig)
+	cfg, err := cluster.LoadRESTConfig(b.p.Access().Kubeconfig)
 	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
+		return err
 	}
 	tlsCfg, err := rest.TLSConfigFor(cfg)
 	if err != nil {
