@@ -223,6 +223,9 @@ type run struct {
 	res      *Result
 	clients  *api
 	bg       *background
+	// stepsFailed: a step failed and did not continue on error, so the
+	// next ones are skipped.
+	stepsFailed bool
 }
 
 // Run boots the lab's cluster, runs its steps and hooks, and tears the
@@ -313,23 +316,36 @@ func (r *Runner) Run(ctx context.Context, lab *load.Lab) (*Result, error) {
 }
 
 func (x *run) runSteps(ctx context.Context) {
-	failed := false
 	for i := range x.lab.Spec.Steps {
-		st := &x.lab.Spec.Steps[i]
-		if failed {
-			x.res.Steps = append(x.res.Steps, StepResult{Name: st.Name, Status: Skipped})
-			continue
-		}
-		sr := x.runStep(ctx, st)
-		x.res.Steps = append(x.res.Steps, sr)
-		if sr.Status == Failed {
-			x.res.Status = Failed
-			if x.res.Error == "" {
-				x.res.Error = fmt.Sprintf("step %q: %s", st.Name, sr.Error)
-			}
-			failed = !st.ContinueOnError
-		}
+		x.stepAt(ctx, i)
 	}
+	x.endSteps(ctx)
+}
+
+// stepAt runs step i (skipped after a failed step that does not continue
+// on error) and records it in the result.
+func (x *run) stepAt(ctx context.Context, i int) StepResult {
+	st := &x.lab.Spec.Steps[i]
+	if x.stepsFailed {
+		sr := StepResult{Name: st.Name, Status: Skipped}
+		x.res.Steps = append(x.res.Steps, sr)
+		return sr
+	}
+	sr := x.runStep(ctx, st)
+	x.res.Steps = append(x.res.Steps, sr)
+	if sr.Status == Failed {
+		x.res.Status = Failed
+		if x.res.Error == "" {
+			x.res.Error = fmt.Sprintf("step %q: %s", st.Name, sr.Error)
+		}
+		x.stepsFailed = !st.ContinueOnError
+	}
+	return sr
+}
+
+// endSteps runs the hooks: catch after a failure, then finally and
+// cleanup.
+func (x *run) endSteps(ctx context.Context) {
 	// Hooks run even when the lab's deadline has passed, with their own.
 	hctx := context.WithoutCancel(ctx)
 	if x.res.Status == Failed {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -185,11 +186,159 @@ func TestMachineryInChromium(t *testing.T) {
 	screenshot(t, bctx, "ui-machinery.png")
 }
 
+// TestLabInChromium: kubelab ui runs labs/02 step by step on a real
+// cluster. Chromium sees every step pending; Next step runs the first
+// one alone (it passes, the others wait); Run to the end runs the rest
+// and the page says the lab passed, every step and operation green.
+func TestLabInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a cluster and a browser; skipped with -short")
+	}
+	chromium(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	var stderr strings.Builder
+	url := startUI(t, &stderr, "ui", "labs/02-etcd-leader-failover.yaml", "--home", t.TempDir(), "--name", "ui-lab", "--no-browser")
+	bctx := browser(t, ctx, 1300)
+	statuses := `Array.from(document.querySelectorAll(".step")).map(s => s.dataset.status).join(",")`
+	err := chromedp.Do(bctx,
+		chromedp.Navigate(url),
+		chromedp.Poll[chromedp.Void](`document.getElementById("lab-status").textContent !== ""`, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.Click(chromedp.CSS("#lab-next")),
+		chromedp.Poll[chromedp.Void](statuses+` === "passed,pending,pending,pending"`, chromedp.WithPollingTimeout(2*time.Minute)),
+		chromedp.Click(chromedp.CSS("#lab-end")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("lab-status").dataset.status === "passed"`, chromedp.WithPollingTimeout(3*time.Minute)),
+	)
+	if err != nil {
+		got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](statuses+` + " | " + document.getElementById("lab").innerText`))
+		t.Fatalf("the lab step by step: %v\n%s\n%s", err, got, stderr.String())
+	}
+	ops, err := chromedp.Run(bctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll(".op")).map(o => o.dataset.status).join(",")`))
+	if err != nil || strings.Contains(ops, "pending") || strings.Contains(ops, "failed") || ops == "" {
+		t.Errorf("the operations after the lab: %q (%v)", ops, err)
+	}
+	screenshot(t, bctx, "ui-lab.png")
+}
+
+// TestDrillInChromium: kubelab ui on features/rbac.feature, in Chinese.
+// Chromium reads the question, types an answer that makes some key
+// points, runs the drill, sees its progress, then the scenario passed on
+// a real cluster, the model answer beside the answer, and each key point
+// made or missed.
+func TestDrillInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a cluster and a browser; skipped with -short")
+	}
+	chromium(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	var stderr strings.Builder
+	url := startUI(t, &stderr, "ui", "features/rbac.feature", "--home", t.TempDir(), "--no-browser", "--lang", "zh")
+	bctx := browser(t, ctx, 1300)
+	err := chromedp.Do(bctx,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS("#answer")),
+		chromedp.Focus(chromedp.CSS("#answer")),
+		typeText("RBAC 只允许，没有拒绝规则。用 Role 列出动词，再用 RoleBinding 绑定到服务账号。"),
+		chromedp.Click(chromedp.CSS("#run")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("progress").textContent.includes("Role")`, chromedp.WithPollingTimeout(2*time.Minute)),
+		chromedp.Poll[chromedp.Void](`document.getElementById("status").dataset.passed !== undefined`, chromedp.WithPollingTimeout(3*time.Minute)),
+	)
+	if err != nil {
+		got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("the drill in the page: %v\n%s\n%s", err, got, stderr.String())
+	}
+	got, err := chromedp.Run(bctx, chromedp.Evaluate[string](`JSON.stringify({passed: document.getElementById("status").dataset.passed,
+		made: document.getElementById("made").textContent, points: Array.from(document.querySelectorAll(".point")).map(p => p.dataset.made).join(","),
+		yours: document.getElementById("your-answer").textContent, model: document.getElementById("model-answer").textContent,
+		did: document.getElementById("did").innerText})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"passed":"true"`, `你的回答答到了`, `"points":"`, `true`, `false`, `RoleBinding 绑定到服务账号`, `auth can-i`, `通过`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the drill's outcome lacks %q:\n%s", want, got)
+		}
+	}
+	screenshot(t, bctx, "ui-drill.png")
+}
+
+// TestHomeInChromium: kubelab ui alone is the course's home page. Chromium
+// sees the 21 topics, starts labs/02 from its topic, follows the link to
+// the lab's own view (a kubelab ui the home started, on a cluster of its
+// own) and sees its steps; the home lists that cluster. Ctrl-C on the
+// home stops the view, which removes its cluster: the home is empty.
+func TestHomeInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a cluster and a browser; skipped with -short")
+	}
+	chromium(t)
+	bin, err := testbin.Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	home := t.TempDir()
+	var stderr strings.Builder
+	url, stopUI := startStoppableUI(t, &stderr, "ui", "--home", home, "--no-browser")
+	bctx := browser(t, ctx, 1300)
+	lab := `.topic[data-topic="etcd-raft"] button.start[data-path$="02-etcd-leader-failover.yaml"]`
+	err = chromedp.Do(bctx,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(lab)),
+	)
+	if err != nil {
+		t.Fatalf("the home page: %v\n%s", err, stderr.String())
+	}
+	topics, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll(".topic").length`))
+	if err != nil || topics != 21 {
+		t.Errorf("%d topics on the home page (%v), want 21", topics, err)
+	}
+	err = chromedp.Do(bctx,
+		chromedp.Click(chromedp.CSS(lab)),
+		chromedp.Poll[chromedp.Void](`document.querySelector('.item a.view') !== null || document.querySelector('.item .status.error') !== null`, chromedp.WithPollingTimeout(2*time.Minute)),
+	)
+	if err != nil {
+		t.Fatalf("start the lab: %v\n%s", err, stderr.String())
+	}
+	view, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(document.querySelector('.item a.view') || {}).href || document.querySelector('.item .status.error').textContent`))
+	if err != nil || !strings.HasPrefix(view, "http://127.0.0.1:") {
+		t.Fatalf("the lab's view: %q (%v)\n%s", view, err, stderr.String())
+	}
+	err = chromedp.Do(bctx,
+		chromedp.Poll[chromedp.Void](`document.querySelector('#clusters tr[data-cluster="02-etcd-leader-failover"]') !== null`, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Navigate(view),
+		chromedp.WaitVisible(chromedp.CSS("#lab-next")),
+	)
+	if err != nil {
+		got, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("the cluster in the home and the lab's view: %v\n%s\n%s", err, got, stderr.String())
+	}
+	steps, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll(".step").length`))
+	if err != nil || steps != 4 {
+		t.Errorf("the lab's view shows %d steps (%v), want 4", steps, err)
+	}
+	stopUI()
+	out, err := exec.Command(bin, "get", "clusters", "--home", home).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "02-etcd-leader-failover") {
+		t.Errorf("after Ctrl-C on the home, its clusters: %s (%v)", out, err)
+	}
+}
+
 // startUI runs the kubelab binary with args (a ui command) from the
 // repository's root and returns the URL it prints; the cleanup sends it
 // Ctrl-C (its normal end) and checks that it ended well. stderr collects
 // what it said.
 func startUI(t *testing.T, stderr *strings.Builder, args ...string) string {
+	t.Helper()
+	url, _ := startStoppableUI(t, stderr, args...)
+	return url
+}
+
+// startStoppableUI is startUI that also returns the Ctrl-C, to send
+// before the test ends (the cleanup then has nothing left to do).
+func startStoppableUI(t *testing.T, stderr *strings.Builder, args ...string) (string, func()) {
 	t.Helper()
 	bin, err := testbin.Path()
 	if err != nil {
@@ -206,16 +355,16 @@ func startUI(t *testing.T, stderr *strings.Builder, args ...string) string {
 	if err := ui.Start(); err != nil {
 		t.Fatal(err)
 	}
-	stopped := false
-	t.Cleanup(func() {
-		if stopped {
-			return
-		}
-		_ = ui.Process.Signal(syscall.SIGINT)
-		if err := ui.Wait(); err != nil {
-			t.Errorf("kubelab ui after Ctrl-C: %v\n%s", err, stderr.String())
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = ui.Process.Signal(syscall.SIGINT)
+			if err := ui.Wait(); err != nil {
+				t.Errorf("kubelab ui after Ctrl-C: %v\n%s", err, stderr.String())
+			}
+		})
+	}
+	t.Cleanup(stop)
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if i := strings.Index(sc.Text(), "http://"); i >= 0 {
@@ -223,13 +372,12 @@ func startUI(t *testing.T, stderr *strings.Builder, args ...string) string {
 				for sc.Scan() {
 				}
 			}()
-			return sc.Text()[i:]
+			return sc.Text()[i:], stop
 		}
 	}
-	stopped = true
-	_ = ui.Wait()
+	once.Do(func() { _ = ui.Wait() })
 	t.Fatalf("kubelab ui printed no URL:\n%s", stderr.String())
-	return ""
+	return "", stop
 }
 
 // browser is a tab of headless Chromium, closed with the test.

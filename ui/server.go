@@ -16,17 +16,13 @@ package ui
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,9 +34,6 @@ import (
 	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/report"
 )
-
-// cookieName is the cookie that carries the token after the first visit.
-const cookieName = "kubelab_ui"
 
 // Options configure a Server.
 type Options struct {
@@ -68,26 +61,33 @@ type Options struct {
 	// session, which the page then shows (the old one is the caller's to
 	// have closed).
 	Reset func(ctx context.Context) (*engine.Session, error)
+	// Lab, when set, makes the page a lab's: its steps, run on the
+	// session one at a time (Next step) or to the end, each operation
+	// with its expression and, when it failed, what it observed.
+	Lab *LabRun
 }
 
 // Server is the browser view of one live exercise.
 type Server struct {
-	o     Options
-	token string
-	page  []byte
-	addr  string // host:port it listens on, for Host and Origin checks
+	*gate
+	o    Options
+	page []byte
 
 	mu      sync.Mutex
 	sess    *engine.Session // the live session (Reset replaces it)
 	last    []byte          // the last evaluation, as the event's JSON
-	changed chan struct{} // closed and replaced after each evaluation
-	final   bool          // the next evaluation is a final check
-	kick    chan struct{} // asks for an evaluation now
-	pages   int           // pages listening to the events
-	joined  chan struct{} // closed and replaced when a page starts listening
+	changed chan struct{}   // closed and replaced after each evaluation
+	final   bool            // the next evaluation is a final check
+	kick    chan struct{}   // asks for an evaluation now
+	pages   int             // pages listening to the events
+	joined  chan struct{}   // closed and replaced when a page starts listening
 
 	terms     *terminals // nil: no terminal
 	resetting atomic.Bool
+
+	labBusy   atomic.Bool         // a lab step runs
+	labSteps  []engine.StepResult // the lab's steps that ran
+	labResult *engine.Result      // the lab's result once it ended
 }
 
 // New prepares the server of o's exercise.
@@ -101,15 +101,11 @@ func New(o Options) (*Server, error) {
 	if o.Every <= 0 {
 		o.Every = 5 * time.Second
 	}
-	tok := o.Token
-	if tok == "" {
-		b := make([]byte, 24)
-		if _, err := rand.Read(b); err != nil {
-			return nil, err
-		}
-		tok = hex.EncodeToString(b)
+	g, err := newGate(o.Token)
+	if err != nil {
+		return nil, err
 	}
-	s := &Server{o: o, token: tok, sess: o.Session, changed: make(chan struct{}), kick: make(chan struct{}, 1), joined: make(chan struct{})}
+	s := &Server{gate: g, o: o, sess: o.Session, changed: make(chan struct{}), kick: make(chan struct{}, 1), joined: make(chan struct{})}
 	if o.Shell != nil {
 		s.terms = &terminals{shell: *o.Shell, byID: map[string]*terminal{}}
 	}
@@ -122,39 +118,19 @@ func New(o Options) (*Server, error) {
 }
 
 // Listen listens on 127.0.0.1:port (0: a free port).
-func (s *Server) Listen(port int) (net.Listener, error) {
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return nil, fmt.Errorf("ui: listen: %w", err)
-	}
-	s.addr = ln.Addr().String()
-	return ln, nil
-}
+func (s *Server) Listen(port int) (net.Listener, error) { return s.gate.listen(port) }
 
 // URL is the address to open, token included.
-func (s *Server) URL() string { return "http://" + s.addr + "/?token=" + s.token }
+func (s *Server) URL() string { return s.gate.url() }
 
 // Serve evaluates the exercise whenever the cluster changes and serves
 // the page on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.addr == "" {
-		s.addr = ln.Addr().String()
-	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go s.evaluate(ctx)
 	if s.terms != nil {
 		defer s.terms.close()
 	}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
-	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return s.serve(ctx, ln, s.Handler())
 }
 
 // Handler serves the page, the event stream and the actions, each behind
@@ -175,55 +151,11 @@ func (s *Server) Handler() http.Handler {
 	if s.terms != nil {
 		mux.HandleFunc("GET /term/{id}", s.handleTerm)
 	}
+	if s.o.Lab != nil {
+		mux.HandleFunc("POST /lab/next", s.handleLab(false))
+		mux.HandleFunc("POST /lab/end", s.handleLab(true))
+	}
 	return s.guard(mux)
-}
-
-// guard refuses what is not the user's own page asking.
-func (s *Server) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Referrer-Policy", "no-referrer")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
-		if s.addr != "" && !s.ownHost(r.Host) {
-			http.Error(w, "unknown host: this server answers only to "+s.addr, http.StatusForbidden)
-			return
-		}
-		if o := r.Header.Get("Origin"); o != "" {
-			if host, ok := strings.CutPrefix(o, "http://"); !ok || !s.ownHost(host) {
-				http.Error(w, "cross-origin request refused", http.StatusForbidden)
-				return
-			}
-		}
-		if q := r.URL.Query().Get("token"); q != "" {
-			if !s.tokenOK(q) {
-				http.Error(w, "wrong token", http.StatusForbidden)
-				return
-			}
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			http.Redirect(w, r, r.URL.Path, http.StatusSeeOther) // the token leaves the address bar
-			return
-		}
-		c, err := r.Cookie(cookieName)
-		switch {
-		case err != nil:
-			http.Error(w, "a token is needed: open the URL kubelab printed", http.StatusUnauthorized)
-			return
-		case !s.tokenOK(c.Value):
-			http.Error(w, "wrong token", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// ownHost reports whether host (host:port) is the address the server
-// listens on, by IP or as localhost.
-func (s *Server) ownHost(host string) bool {
-	return host == s.addr || host == strings.Replace(s.addr, "127.0.0.1", "localhost", 1)
-}
-
-func (s *Server) tokenOK(t string) bool {
-	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
 }
 
 func (s *Server) handlePage(w http.ResponseWriter, _ *http.Request) {
@@ -420,6 +352,8 @@ type Evaluation struct {
 	Checks       []CheckState `json:"checks"`
 	// Machinery is the cluster's machinery at the evaluation.
 	Machinery Machinery `json:"machinery"`
+	// Lab is the lab's progress (a lab's page only).
+	Lab *LabState `json:"lab,omitempty"`
 }
 
 // CheckState is one check in an evaluation.
@@ -434,7 +368,7 @@ type CheckState struct {
 }
 
 func (s *Server) publish(g *grade.Grade, final bool) {
-	ev := Evaluation{At: time.Now(), Final: final, Score: g.Score, Max: g.Max, PassingScore: g.PassingScore, Machinery: s.machinery()}
+	ev := Evaluation{At: time.Now(), Final: final, Score: g.Score, Max: g.Max, PassingScore: g.PassingScore, Machinery: s.machinery(), Lab: s.labState()}
 	for _, c := range g.Checks {
 		ev.Checks = append(ev.Checks, CheckState{Name: c.Name, Points: c.Points, Earned: c.Earned, Status: string(c.Status),
 			Expected: c.Expected, Observed: c.Observed, Note: c.Error})
@@ -453,14 +387,11 @@ func (s *Server) publish(g *grade.Grade, final bool) {
 //go:embed page.html
 var pageSource string
 
-var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
-	"t":    func(s string) string { return s },
-	"lang": func() string { return string(i18n.EN) },
-}).Parse(pageSource))
+var pageTmpl = pageTemplate("page", pageSource)
 
 // scriptWords are the words the page's script writes (w("...") in
 // page.html), given to it translated.
-var scriptWords = []string{"final check at ", "live, evaluated at ", " as ", ": refused", " by ", "no refused request yet", "terminal",
+var scriptWords = []string{"observed: ", "the lab ended: ", "running…", "step ", "passed", "failed", "errored", "final check at ", "live, evaluated at ", " as ", ": refused", " by ", "no refused request yet", "terminal",
 	"Apply the reference solution to the cluster? (your own work stays, the solution is applied over it)",
 	"applying the reference solution…", "solution applied", "the solution failed: ", "final check running…", "no pod scheduled yet", "no Deployment created yet",
 	"pod", "sandbox", "pause pid", "IP", "containers", "no endpoint: REJECT",
@@ -471,30 +402,19 @@ var scriptWords = []string{"final check at ", "live, evaluated at ", " as ", ": 
 // the checks with their hints, filled in live by the event stream.
 func (s *Server) render() ([]byte, error) {
 	cname := s.session().Topology().Name
-	p := s.o.Words
-	words := map[string]string{}
-	for _, w := range scriptWords {
-		words[w] = p.S(w)
-	}
-	wordsJSON, err := json.Marshal(words)
-	if err != nil {
-		return nil, err
-	}
-	data := map[string]any{"Title": p.S("cluster") + " " + cname, "Cluster": cname, "Words": string(wordsJSON),
+	data := map[string]any{"Title": s.o.Words.S("cluster") + " " + cname, "Cluster": cname,
 		"Terminal": s.terms != nil, "TerminalFiles": hasTerminal(), "TimelineCSS": report.TimelineCSS(), "SchedulingCSS": report.SchedulingCSS(), "TraceCSS": report.TraceCSS(), "Stages": engine.PipelineStages}
 	if ex := s.o.Exercise; ex != nil {
 		if err := s.exerciseData(ex, data); err != nil {
 			return nil, err
 		}
 	}
-	tmpl, err := pageTmpl.Clone()
-	if err != nil {
-		return nil, err
+	if l := s.o.Lab; l != nil {
+		if err := s.labData(l.Lab, data); err != nil {
+			return nil, err
+		}
 	}
-	tmpl.Funcs(template.FuncMap{"t": p.S, "lang": func() string { return string(p.Lang()) }})
-	var b bytes.Buffer
-	err = tmpl.Execute(&b, data)
-	return b.Bytes(), err
+	return renderPage(pageTmpl, s.o.Words, scriptWords, data)
 }
 
 // exerciseData adds the exercise's statement (Markdown, raw HTML

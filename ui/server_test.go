@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/grade"
 	"kubelab.dev/kubelab/internal/i18n"
+	"kubelab.dev/kubelab/load"
 	"kubelab.dev/kubelab/observe"
 	"kubelab.dev/kubelab/ui"
 )
@@ -51,6 +54,8 @@ type serveOpts struct {
 	every time.Duration
 	nodes bool
 	reset func(ctx context.Context) (*engine.Session, error)
+	// lab, when set, is a lab file the page runs instead of the exercise.
+	lab string
 }
 
 func serveWith(t testing.TB, o serveOpts) (string, *enginetest.FakeCluster) {
@@ -81,12 +86,24 @@ func serveWith(t testing.TB, o serveOpts) (string, *enginetest.FakeCluster) {
 	topo := ex.Topology()
 	record := true // the scheduler's panel
 	topo.Scheduler.Record = &record
-	sess, err := r.StartFor(ctx, "web-live", topo, ex.Needs())
+	needs := ex.Needs()
+	var lab *load.Lab
+	if o.lab != "" {
+		if lab, err = load.ParseLab("lab.yaml", []byte(o.lab)); err != nil {
+			t.Fatal(err)
+		}
+		topo, needs, ex = lab.Spec.Cluster, lab.Needs(), nil
+	}
+	sess, err := r.StartFor(ctx, "web-live", topo, needs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = sess.Close(context.WithoutCancel(ctx), false) })
-	srv, err := ui.New(ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: o.every, Words: o.words, Reset: o.reset})
+	uo := ui.Options{Exercise: ex, Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: o.every, Words: o.words, Reset: o.reset}
+	if lab != nil {
+		uo.Lab = &ui.LabRun{Lab: lab, Steps: sess.Steps(lab)}
+	}
+	srv, err := ui.New(uo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +154,7 @@ func get(t *testing.T, method, url string, header map[string]string) (*http.Resp
 func TestRefusals(t *testing.T) {
 	addr, _ := serve(t)
 	base := "http://" + addr
-	good := map[string]string{"Cookie": "kubelab_ui=s3cret"}
+	good := map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret"}
 	for _, tc := range []struct {
 		name, method, path string
 		header             map[string]string
@@ -147,10 +164,10 @@ func TestRefusals(t *testing.T) {
 		{"no token on the stream", "GET", "/events", nil, http.StatusUnauthorized},
 		{"no token for an action", "POST", "/final", nil, http.StatusUnauthorized},
 		{"wrong token", "GET", "/?token=guess", nil, http.StatusForbidden},
-		{"wrong cookie", "GET", "/", map[string]string{"Cookie": "kubelab_ui=guess"}, http.StatusForbidden},
-		{"another host", "GET", "/", map[string]string{"Cookie": "kubelab_ui=s3cret", "Host": "attacker.example:80"}, http.StatusForbidden},
-		{"another origin on the stream", "GET", "/events", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://attacker.example"}, http.StatusForbidden},
-		{"another origin for an action", "POST", "/final", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://attacker.example"}, http.StatusForbidden},
+		{"wrong cookie", "GET", "/", map[string]string{"Cookie": ui.CookieName(addr) + "=guess"}, http.StatusForbidden},
+		{"another host", "GET", "/", map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret", "Host": "attacker.example:80"}, http.StatusForbidden},
+		{"another origin on the stream", "GET", "/events", map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret", "Origin": "http://attacker.example"}, http.StatusForbidden},
+		{"another origin for an action", "POST", "/final", map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret", "Origin": "http://attacker.example"}, http.StatusForbidden},
 		{"unknown path", "GET", "/etc/passwd", good, http.StatusNotFound},
 		{"a page by another method", "DELETE", "/", good, http.StatusMethodNotAllowed},
 	} {
@@ -190,7 +207,7 @@ func TestChecksTurnGreenLive(t *testing.T) {
 	if ev = next(); ev.Score != 3 || ev.Checks[1].Status != "passed" || ev.Final {
 		t.Fatalf("after the change: %+v", ev)
 	}
-	r, _ := get(t, "POST", "http://"+addr+"/final", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://" + addr})
+	r, _ := get(t, "POST", "http://"+addr+"/final", map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret", "Origin": "http://" + addr})
 	if r.StatusCode != http.StatusAccepted {
 		t.Fatalf("final: %d", r.StatusCode)
 	}
@@ -233,7 +250,7 @@ func TestTerminal(t *testing.T) {
 	addr := ln.Addr().String()
 
 	if _, _, err := websocket.Dial(ctx, "ws://"+addr+"/term/t1", &websocket.DialOptions{HTTPHeader: http.Header{
-		"Cookie": {"kubelab_ui=s3cret"}, "Origin": {"http://attacker.example"}}}); err == nil {
+		"Cookie": {ui.CookieName(addr) + "=s3cret"}, "Origin": {"http://attacker.example"}}}); err == nil {
 		t.Error("a WebSocket from another Origin was accepted")
 	}
 	if _, _, err := websocket.Dial(ctx, "ws://"+addr+"/term/t1", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://" + addr}}}); err == nil {
@@ -242,7 +259,7 @@ func TestTerminal(t *testing.T) {
 	dial := func() *websocket.Conn {
 		t.Helper()
 		c, _, err := websocket.Dial(ctx, "ws://"+addr+"/term/t1", &websocket.DialOptions{HTTPHeader: http.Header{
-			"Cookie": {"kubelab_ui=s3cret"}, "Origin": {"http://" + addr}}})
+			"Cookie": {ui.CookieName(addr) + "=s3cret"}, "Origin": {"http://" + addr}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +331,7 @@ func TestMachineryAndFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Header.Set("Cookie", "kubelab_ui=s3cret")
+		r.Header.Set("Cookie", ui.CookieName(addr)+"=s3cret")
 		r.Header.Set("Origin", "http://"+addr)
 		resp, err := http.DefaultClient.Do(r)
 		if err != nil {
@@ -343,7 +360,7 @@ func TestMachineryAndFaults(t *testing.T) {
 func events(t testing.TB, ctx context.Context, addr string) func() ui.Evaluation {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/events", nil)
-	req.Header.Set("Cookie", "kubelab_ui=s3cret")
+	req.Header.Set("Cookie", ui.CookieName(addr)+"=s3cret")
 	req.Header.Set("Origin", "http://"+addr)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -375,7 +392,7 @@ func events(t testing.TB, ctx context.Context, addr string) func() ui.Evaluation
 // solution (here it cannot: the exercise has none, and says so).
 func TestSolveOnAFake(t *testing.T) {
 	addr, _ := serve(t)
-	resp, body := get(t, "POST", "http://"+addr+"/solve", map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://" + addr})
+	resp, body := get(t, "POST", "http://"+addr+"/solve", map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret", "Origin": "http://" + addr})
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "has no reference solution") {
 		t.Errorf("solve: %d %s", resp.StatusCode, body)
 	}
@@ -385,7 +402,7 @@ func TestSolveOnAFake(t *testing.T) {
 // fault buttons are Chinese.
 func TestPageInChinese(t *testing.T) {
 	addr, _ := serveIn(t, i18n.NewPrinter(i18n.ZH))
-	resp, body := get(t, "GET", "http://"+addr+"/", map[string]string{"Cookie": "kubelab_ui=s3cret"})
+	resp, body := get(t, "GET", "http://"+addr+"/", map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret"})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /: %s", resp.Status)
 	}
@@ -525,5 +542,244 @@ func TestResetOnAFake(t *testing.T) {
 // post sends the page's POST to path.
 func post(t *testing.T, addr, path string) (*http.Response, string) {
 	t.Helper()
-	return get(t, "POST", "http://"+addr+path, map[string]string{"Cookie": "kubelab_ui=s3cret", "Origin": "http://" + addr})
+	return get(t, "POST", "http://"+addr+path, map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret", "Origin": "http://" + addr})
+}
+
+const stepLab = `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: web-steps, title: Web step by step, description: "Count the **web** pods."}
+spec:
+  steps:
+  - name: one web pod
+    description: The Deployment has made one pod.
+    try:
+    - record: {name: before, expr: 'len(pods("app=web"))'}
+    - assert: {expr: 'before == 1'}
+  - name: two web pods
+    try:
+    - assert: {expr: 'len(pods("app=web")) == 2'}
+  - name: never reached
+    try:
+    - assert: {expr: 'true'}
+  finally:
+  - assert: {expr: 'true'}
+`
+
+// TestLabStepByStep runs a lab from the page: its steps and operations
+// are on the page before anything ran; Next step runs one step and the
+// event stream shows it passed; Run to the end runs the rest (a failed
+// check with what it observed, the step after it skipped, the finally
+// hook) and ends the lab; then both buttons are refused work.
+func TestLabStepByStep(t *testing.T) {
+	addr, _ := serveWith(t, serveOpts{every: time.Minute, lab: stepLab})
+	resp, page := get(t, "GET", "http://"+addr+"/", map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret"})
+	for _, want := range []string{"Web step by step", "<strong>web</strong>", "one web pod", "The Deployment has made one pod.", "before == 1", `id="lab-next"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the lab's page lacks %q (%s)", want, resp.Status)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	next := events(t, ctx, addr)
+	if ev := next(); ev.Lab == nil || ev.Lab.Next != 0 || len(ev.Lab.Steps) != 0 {
+		t.Fatalf("before any step: %+v", ev.Lab)
+	}
+	var st ui.LabState
+	resp, body := post(t, addr, "/lab/next")
+	if err := json.Unmarshal([]byte(body), &st); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /lab/next: %s %s", resp.Status, body)
+	}
+	if st.Next != 1 || len(st.Steps) != 1 || st.Steps[0].Status != engine.Passed || len(st.Steps[0].Ops) != 2 || st.Done {
+		t.Fatalf("after Next step: %+v", st)
+	}
+	for ev := next(); ev.Lab == nil || len(ev.Lab.Steps) != 1; ev = next() {
+		if ctx.Err() != nil {
+			t.Fatal("the stream never showed the step")
+		}
+	}
+	resp, body = post(t, addr, "/lab/end")
+	if err := json.Unmarshal([]byte(body), &st); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /lab/end: %s %s", resp.Status, body)
+	}
+	if !st.Done || st.Status != engine.Failed || len(st.Steps) != 3 || st.Steps[1].Status != engine.Failed || st.Steps[2].Status != engine.Skipped || len(st.Hooks) != 1 {
+		t.Fatalf("after Run to the end: %+v", st)
+	}
+	if obs := st.Steps[1].Ops[0].Observed; len(obs) == 0 || !strings.Contains(obs[0].Expr, "pods(") {
+		t.Errorf("the failed check observed %+v", obs)
+	}
+	resp, body = post(t, addr, "/lab/next")
+	if err := json.Unmarshal([]byte(body), &st); err != nil || !st.Done || len(st.Steps) != 3 {
+		t.Errorf("Next step after the end: %s %s", resp.Status, body)
+	}
+}
+
+// TestDrillPage: the drill's page asks its question (and not its
+// scenarios' names); a posted answer starts the run, whose progress and
+// outcome come on the event stream; a second run while one goes is
+// refused; the page's requests pass the same gate as every view.
+func TestDrillPage(t *testing.T) {
+	release := make(chan struct{})
+	var got []string
+	srv, err := ui.NewDrill(ui.DrillOptions{Title: "etcd leader", Path: "features/etcd-leader.feature", Question: "What happens when the etcd leader dies?", Token: "s3cret",
+		Run: func(ctx context.Context, answer string, answered bool, progress func(string)) (*ui.DrillOutcome, error) {
+			got = append(got, answer)
+			progress("booting cluster drill-1")
+			<-release
+			return &ui.DrillOutcome{Passed: true, Answered: answered, Answer: answer, ModelAnswer: "A follower times out and wins an election.",
+				KeyPoints: []engine.KeyPointScore{{Point: "a new election", Made: true, By: answer}}, Made: 1,
+				Scenarios: []ui.DrillScenario{{Title: "the leader is killed", Passed: true, Seconds: 3.2, Did: "   1.000s      fault etcd-1: killed"}}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := srv.Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	addr := ln.Addr().String()
+	cookie := map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret", "Origin": "http://" + addr}
+	if resp, _ := get(t, "GET", "http://"+addr+"/", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the drill page without the token: %s", resp.Status)
+	}
+	_, page := get(t, "GET", "http://"+addr+"/", cookie)
+	if !strings.Contains(page, "What happens when the etcd leader dies?") || !strings.Contains(page, `id="answer"`) {
+		t.Errorf("the page lacks the question or the answer box:\n%s", page)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/events", nil)
+	for k, v := range cookie {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	next := func(event string) string {
+		t.Helper()
+		ev := ""
+		for sc.Scan() {
+			line := sc.Text()
+			if e, ok := strings.CutPrefix(line, "event: "); ok {
+				ev = e
+			} else if d, ok := strings.CutPrefix(line, "data: "); ok && ev == event {
+				return d
+			}
+		}
+		t.Fatalf("no %s event: %v", event, sc.Err())
+		return ""
+	}
+	runIt := func() *http.Response {
+		r, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/run", strings.NewReader(`{"answer": "a follower wins a new election"}`))
+		for k, v := range cookie {
+			r.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := runIt(); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST /run: %s", r.Status)
+	}
+	if d := next("progress"); d != `"booting cluster drill-1"` {
+		t.Errorf("progress %s", d)
+	}
+	if r := runIt(); r.StatusCode != http.StatusConflict {
+		t.Errorf("a second run while one goes: %s", r.Status)
+	}
+	close(release)
+	var out ui.DrillOutcome
+	if err := json.Unmarshal([]byte(next("outcome")), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Passed || out.Answer != "a follower wins a new election" || out.Made != 1 || len(out.Scenarios) != 1 || len(got) != 1 {
+		t.Errorf("outcome %+v (runs %q)", out, got)
+	}
+}
+
+// TestHomePage: the course's page lists every topic with its items;
+// Start starts only an item of the page and answers with its view's URL;
+// Open opens only a cluster of the home; the clusters come as JSON; all
+// of it behind the same gate as every view.
+func TestHomePage(t *testing.T) {
+	var started, opened []string
+	h, err := ui.NewHome(ui.HomeOptions{Token: "s3cret",
+		Topics: []ui.HomeTopic{
+			{ID: "etcd-raft", Title: "etcd Raft", Items: []ui.HomeItem{{Kind: "lab", Path: "labs/02-etcd-leader-failover.yaml", Title: "etcd leader failover"}, {Kind: "drill", Path: "features/etcd-leader.feature", Title: "etcd leader"}}},
+			{ID: "cri", Title: "CRI and the pause sandbox", Items: []ui.HomeItem{{Kind: "lab", Path: "labs/docker/cri.yaml", Title: "pause", Docker: true}}},
+		},
+		Clusters: func(context.Context) ([]ui.HomeCluster, error) {
+			return []ui.HomeCluster{{Name: "mine", Backend: "embedded", Status: "5 of 5 components running", Exercise: "fix-pending-pods"}}, nil
+		},
+		Start: func(_ context.Context, path string) (string, error) {
+			started = append(started, path)
+			return "http://127.0.0.1:1/?token=view", nil
+		},
+		Open: func(_ context.Context, name string) (string, error) {
+			opened = append(opened, name)
+			return "", errors.New("no such view")
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := h.Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- h.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	addr := ln.Addr().String()
+	hdr := map[string]string{"Cookie": ui.CookieName(addr) + "=s3cret", "Origin": "http://" + addr}
+	if resp, _ := get(t, "GET", "http://"+addr+"/", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the home page without the token: %s", resp.Status)
+	}
+	_, page := get(t, "GET", "http://"+addr+"/", hdr)
+	for _, want := range []string{"1. etcd Raft", "2. CRI and the pause sandbox", `data-path="labs/02-etcd-leader-failover.yaml"`, "etcd leader failover", `title="needs --backend docker"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the home page lacks %q", want)
+		}
+	}
+	send := func(path, body string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+path, strings.NewReader(body))
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := send("/start", `{"path": "/etc/passwd"}`); code != http.StatusBadRequest || len(started) != 0 {
+		t.Errorf("a path the page does not offer: %d %s", code, body)
+	}
+	if code, body := send("/start", `{"path": "features/etcd-leader.feature"}`); code != http.StatusOK || !strings.Contains(body, `"url":"http://127.0.0.1:1/?token=view"`) {
+		t.Errorf("start a drill: %d %s", code, body)
+	}
+	if code, body := send("/open", `{"name": "theirs"}`); code != http.StatusBadRequest || len(opened) != 0 {
+		t.Errorf("a cluster not of the home: %d %s", code, body)
+	}
+	if code, body := send("/open", `{"name": "mine"}`); code != http.StatusUnprocessableEntity || !strings.Contains(body, "no such view") {
+		t.Errorf("a view that fails to start: %d %s", code, body)
+	}
+	_, js := get(t, "GET", "http://"+addr+"/clusters", hdr)
+	if !strings.Contains(js, `"exercise":"fix-pending-pods"`) || !strings.Contains(js, `"status":"5 of 5 components running"`) {
+		t.Errorf("clusters: %s", js)
+	}
+	if !slices.Equal(started, []string{"features/etcd-leader.feature"}) || !slices.Equal(opened, []string{"mine"}) {
+		t.Errorf("started %q, opened %q", started, opened)
+	}
 }

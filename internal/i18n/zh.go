@@ -227,4 +227,40 @@ var zh = map[string]string{
 	"%sobserved: %s\n":                                          "%s观察到：%s\n",
 	"%shint: %s\n":                                              "%s提示：%s\n",
 	"\nScore: %d/%d, %s (passing score %d)\n":                   "\n得分：%d/%d，%s（及格分 %d）\n",
+
+	// The browser view: a lab step by step.
+	"running…":        "运行中…",
+	"step ":           "步骤 ",
+	"lab":             "实验",
+	"Next step":       "下一步",
+	"Run to the end":  "运行到结束",
+	"observed: ":      "观察到：",
+	"the lab ended: ": "实验结束：",
+
+	// The browser view: a drill.
+	"missed; it takes: ": "未答到；需要：",
+	"drill":              "演练",
+	"Your answer, in English or Chinese: then run the drill and compare it with the model answer": "你的回答（中文或英文均可）：然后运行演练，与参考答案对照",
+	"Run the drill":                        "运行演练",
+	"The drill on a real cluster":          "在真实集群上运行演练",
+	"What the cluster did":                 "集群做了什么",
+	"the cluster: ":                        "集群：",
+	"running the drill on a real cluster…": "正在真实集群上运行演练…",
+	"the drill could not run: ":            "演练无法运行：",
+	"your answer made %d of %d key points": "你的回答答到了 %d 个要点（共 %d 个）",
+	"you said: ":                           "你说：",
+
+	// The browser view: the course's home page.
+	"no cluster in this home": "此 home 中没有集群",
+	"every topic with its labs, drills and exercises; each starts in a tab of its own, on a cluster of its own": "每个主题及其实验、演练和练习；每一项在自己的标签页、自己的集群上启动",
+	"needs --backend docker":      "需要 --backend docker",
+	"could not start: ":           "无法启动：",
+	"opened in a new tab: ":       "已在新标签页打开：",
+	"The course":                  "课程",
+	"Start":                       "开始",
+	"Clusters of this home":       "此 home 中的集群",
+	"backend":                     "后端",
+	"starting…":                   "启动中…",
+	"Open":                        "打开",
+	"%d of %d components running": "%d/%d 个组件在运行",
 }

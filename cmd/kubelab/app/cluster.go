@@ -54,7 +54,7 @@ func newUpCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return serveUI(cmd.Context(), g, &uiFlags{patience: 2 * time.Second}, b, nil, true)
+			return serveUI(cmd.Context(), g, &uiFlags{patience: 2 * time.Second}, b, nil, nil, true)
 		},
 	}
 	fl := cmd.Flags()

@@ -252,29 +252,7 @@ func showDrill(w io.Writer, p *i18n.Printer, d *features.Drill, reps []features.
 			status = p.S("FAILED")
 		}
 		p.Fprintf(w, "\nWhat the cluster did in %q (%s in %s):\n", cmp.Or(r.Title, r.Scenario), status, r.Duration.Round(100*time.Millisecond))
-		for _, e := range r.Timeline {
-			switch {
-			case e.Kind == engine.EventStep && e.Detail == "started":
-				fmt.Fprintf(w, "  %8.3fs  ▶ %s\n", e.At.Seconds(), e.Subject)
-			case e.Kind == engine.EventStep && e.Detail == string(engine.Failed):
-				p.Fprintf(w, "  %8.3fs  ✘ %s failed\n", e.At.Seconds(), e.Subject)
-			case e.Kind == engine.EventStep:
-			default:
-				fmt.Fprintf(w, "  %8.3fs      %-12s %s: %s\n", e.At.Seconds(), e.Kind, e.Subject, e.DetailIn(p))
-			}
-		}
-		if len(r.Recovery) > 0 {
-			p.Fprintf(w, "\nRecovery times:\n")
-			for _, rc := range r.Recovery {
-				fmt.Fprintf(w, "  %s\n", rc.DescribeIn(p))
-			}
-		}
-		if r.Err != nil {
-			p.Fprintf(w, "\nThe scenario failed:\n%s\n", indentText(r.Err.Error(), "  "))
-		}
-		if r.Kubeconfig != "" {
-			p.Fprintf(w, "\nIts cluster is still up: export KUBECONFIG=%s\n", r.Kubeconfig)
-		}
+		showScenario(w, p, r)
 	}
 	if asked {
 		if answer == "" {
@@ -284,6 +262,35 @@ func showDrill(w io.Writer, p *i18n.Printer, d *features.Drill, reps []features.
 	}
 	p.Fprintf(w, "\nModel answer:\n%s\n", indentText(d.ModelAnswer, "  "))
 	showKeyPoints(w, p, d, reps, asked)
+}
+
+// showScenario prints what the cluster did in one scenario: its
+// timeline, the recovery times, its failure, and where its cluster is if
+// it was kept.
+func showScenario(w io.Writer, p *i18n.Printer, r features.Report) {
+	for _, e := range r.Timeline {
+		switch {
+		case e.Kind == engine.EventStep && e.Detail == "started":
+			fmt.Fprintf(w, "  %8.3fs  ▶ %s\n", e.At.Seconds(), e.Subject)
+		case e.Kind == engine.EventStep && e.Detail == string(engine.Failed):
+			p.Fprintf(w, "  %8.3fs  ✘ %s failed\n", e.At.Seconds(), e.Subject)
+		case e.Kind == engine.EventStep:
+		default:
+			fmt.Fprintf(w, "  %8.3fs      %-12s %s: %s\n", e.At.Seconds(), e.Kind, e.Subject, e.DetailIn(p))
+		}
+	}
+	if len(r.Recovery) > 0 {
+		p.Fprintf(w, "\nRecovery times:\n")
+		for _, rc := range r.Recovery {
+			fmt.Fprintf(w, "  %s\n", rc.DescribeIn(p))
+		}
+	}
+	if r.Err != nil {
+		p.Fprintf(w, "\nThe scenario failed:\n%s\n", indentText(r.Err.Error(), "  "))
+	}
+	if r.Kubeconfig != "" {
+		p.Fprintf(w, "\nIts cluster is still up: export KUBECONFIG=%s\n", r.Kubeconfig)
+	}
 }
 
 // showKeyPoints prints each key point of the drill: made or missed by the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -391,39 +392,62 @@ func newListCommand(g *globals) *cobra.Command {
 // listTopics prints the curriculum index of the checkout's labs/, labs/docker/,
 // features/ and exercises/.
 func listTopics(g *globals) error {
-	var ms []curriculum.Material
-	labs, err := g.loadLabs([]string{g.coursePath("labs")})
+	cs, _, err := courseIndex(g)
 	if err != nil {
 		return err
 	}
-	if more, err := filepath.Glob(filepath.Join(g.coursePath("labs/docker"), "*.yaml")); err == nil && len(more) > 0 {
-		ls, err := g.loadLabs(more)
+	return curriculum.Write(g.streams.Out, cs)
+}
+
+// courseItem is what the index knows of one lab, drill or exercise
+// besides its path.
+type courseItem struct {
+	title  string
+	docker bool // it needs real nodes
+}
+
+// courseIndex sorts the checkout's labs (labs/, labs/docker/), drills
+// (features/) and exercises (exercises/) under the course's topics, and
+// returns each one's title.
+func courseIndex(g *globals) ([]curriculum.Coverage, map[string]courseItem, error) {
+	var ms []curriculum.Material
+	items := map[string]courseItem{}
+	labs, err := g.loadLabs([]string{g.coursePath("labs")})
+	if err != nil {
+		return nil, nil, err
+	}
+	docker, _ := filepath.Glob(filepath.Join(g.coursePath("labs/docker"), "*.yaml"))
+	if len(docker) > 0 {
+		ls, err := g.loadLabs(docker)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		labs = append(labs, ls...)
 	}
 	for _, l := range labs {
 		ms = append(ms, curriculum.Material{Kind: "lab", Path: l.File(), Topics: l.Metadata.Topics})
+		items[l.File()] = courseItem{title: l.Metadata.Title, docker: slices.Contains(docker, l.File())}
 	}
 	drills, err := g.loadDrills(drillDirs(g)...)
 	if err != nil {
-		return invalid(err)
+		return nil, nil, invalid(err)
 	}
 	for _, d := range drills {
 		ms = append(ms, curriculum.Material{Kind: "drill", Path: d.Path, Topics: d.Topics})
+		items[d.Path] = courseItem{title: d.Title, docker: d.Docker}
 	}
 	exs, _ := filepath.Glob(filepath.Join(g.coursePath("exercises"), "*", "exercise.yaml"))
 	for _, f := range exs {
 		e, err := g.loadExercise(f)
 		if err != nil {
-			return invalid(err)
+			return nil, nil, invalid(err)
 		}
 		ms = append(ms, curriculum.Material{Kind: "exercise", Path: f, Topics: e.Metadata.Topics})
+		items[f] = courseItem{title: e.Metadata.Title}
 	}
 	cs, err := curriculum.Index(ms)
 	if err != nil {
-		return invalid(err)
+		return nil, nil, invalid(err)
 	}
-	return curriculum.Write(g.streams.Out, cs)
+	return cs, items, nil
 }

@@ -149,7 +149,7 @@ to remove the cluster.`,
 			if err != nil {
 				return err
 			}
-			return serveUI(cmd.Context(), g, &uiFlags{patience: 2 * time.Second, backend: backend, kube: kf}, b, ex, true)
+			return serveUI(cmd.Context(), g, &uiFlags{patience: 2 * time.Second, backend: backend, kube: kf}, b, ex, nil, true)
 		},
 	}
 	cmd.Flags().BoolVar(&withUI, "ui", false, "then serve the exercise in the browser (kubelab ui): statement, live checks, terminals, the machinery; Ctrl-C stops it and removes the cluster")
