@@ -2,9 +2,18 @@ package ui_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/engine/enginetest"
+	"kubelab.dev/kubelab/ui"
 )
 
 // cpuTime is the CPU time this process has used.
@@ -39,4 +48,54 @@ func BenchmarkChangeToPage(b *testing.B) {
 	before := cpuTime()
 	time.Sleep(idle)
 	b.ReportMetric(100*float64(cpuTime()-before)/float64(idle), "idle-cpu-%")
+}
+
+// BenchmarkChangeToPageOnARealCluster is BenchmarkChangeToPage end to
+// end on a real embedded cluster: each iteration creates a Pod through
+// the apiserver and waits until the page's event stream draws it on the
+// timeline (the apiserver, the watch, the 300ms settle, the evaluation
+// with every machinery panel, the push).
+//
+//	KUBELAB_BIN=$PWD/bin/kubelab go test ./ui -run '^$' -bench ChangeToPageOnARealCluster -benchtime 5x
+func BenchmarkChangeToPageOnARealCluster(b *testing.B) {
+	r := enginetest.Runner(b)
+	r.Progress = nil
+	ctx, cancel := context.WithCancel(b.Context())
+	defer cancel()
+	sess, err := r.StartFor(ctx, "ui-bench", cluster.Topology{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _, _ = sess.Close(context.WithoutCancel(ctx), false) }()
+	srv, err := ui.New(ui.Options{Session: sess, Token: "s3cret", Patience: 200 * time.Millisecond, Every: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := srv.Listen(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	cs, err := sess.Cluster().Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stream := events(b, ctx, ln.Addr().String())
+	stream() // the first evaluation
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		name := fmt.Sprintf("bench-%d", i)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "kubelab/http:dev"}}}}
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		for ev := stream(); !strings.Contains(ev.Machinery.Timeline, name); ev = stream() {
+			if ctx.Err() != nil {
+				b.Fatal("the page never drew", name)
+			}
+		}
+	}
 }
