@@ -67,6 +67,7 @@ type DrillServer struct {
 	mu      sync.Mutex
 	base    context.Context // Serve's: a run ends with the server
 	running bool
+	gen     int           // counts the runs started, so a stream tells a new run from the last
 	lines   []string      // progress of the current or last run
 	outcome []byte        // the last run's DrillOutcome, as JSON
 	changed chan struct{} // closed and replaced on every change
@@ -141,6 +142,7 @@ func (s *DrillServer) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.running, s.lines, s.outcome = true, nil, nil
+	s.gen++
 	s.mu.Unlock()
 	s.notify()
 	// The run outlives the request, not the server.
@@ -188,14 +190,16 @@ func (s *DrillServer) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	sent, sentOutcome := 0, false
+	sent, sentOutcome, gen := 0, false, -1
 	for {
 		s.mu.Lock()
-		lines, outcome, running, changed := s.lines, s.outcome, s.running, s.changed
+		lines, outcome, g, changed := s.lines, s.outcome, s.gen, s.changed
 		s.mu.Unlock()
-		if len(lines) < sent || (running && sentOutcome) { // a new run began
-			sent, sentOutcome = 0, false
-			fmt.Fprint(w, "event: reset\ndata: {}\n\n")
+		if g != gen { // a new run began (or the stream did)
+			if gen >= 0 {
+				fmt.Fprint(w, "event: reset\ndata: {}\n\n")
+			}
+			sent, sentOutcome, gen = 0, false, g
 		}
 		for _, l := range lines[sent:] {
 			js, _ := json.Marshal(l)
