@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 
@@ -21,6 +22,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"kubelab.dev/kubelab/cluster"
 )
@@ -71,12 +73,37 @@ func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) e
 	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err == nil {
 		for _, n := range ns.Items {
-			if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+			if err := removeNetwork(ctx, cli, n.ID); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeNetwork removes a network whose containers were just removed.
+// The engine releases a force-removed container's endpoint a moment after
+// the removal returns, and refuses to remove a network with an endpoint
+// ("has active endpoints"): endpoints still listed are disconnected by
+// force and the removal is tried again for a few seconds.
+func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 7, Cap: 2 * time.Second}, func(ctx context.Context) (bool, error) {
+		_, last = cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		if last == nil || cerrdefs.IsNotFound(last) {
+			return true, nil
+		}
+		if ins, err := cli.NetworkInspect(ctx, id, client.NetworkInspectOptions{}); err == nil {
+			for c := range ins.Network.Containers {
+				_, _ = cli.NetworkDisconnect(ctx, id, client.NetworkDisconnectOptions{Container: c, Force: true})
+			}
+		}
+		return false, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("remove network %s: %w", id, last)
+	}
+	return err
 }
 
 // Sweep removes the containers, volumes and networks of the home's

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,7 @@ func RunnerOn(t testing.TB, backend string) *engine.Runner {
 	return &engine.Runner{
 		Binary:  bin,
 		Backend: newBackend,
+		Log:     slog.New(failOnWarn{t}),
 		Progress: func(p engine.Progress) {
 			msg := p.Message
 			if p.Err != nil {
@@ -116,3 +118,20 @@ func Backend(t testing.TB, backend string, topo cluster.Topology) cluster.Backen
 	}
 	return b
 }
+
+// failOnWarn fails the test on the runner's warnings: the only one is a
+// cluster that could not be torn down, which would otherwise pass quietly
+// and leave containers, networks or processes behind.
+type failOnWarn struct{ t testing.TB }
+
+func (h failOnWarn) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h failOnWarn) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s", a); return true })
+	h.t.Errorf("runner: %s:%s", r.Message, b.String())
+	return nil
+}
+
+func (h failOnWarn) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h failOnWarn) WithGroup(string) slog.Handler      { return h }
