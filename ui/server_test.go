@@ -53,6 +53,8 @@ type serveOpts struct {
 	words *i18n.Printer
 	every time.Duration
 	nodes bool
+	// existing serves a cluster with no capability (the kubeconfig backend).
+	existing bool
 	reset func(ctx context.Context) (*engine.Session, error)
 	// lab, when set, is a lab file the page runs instead of the exercise.
 	lab string
@@ -80,7 +82,7 @@ func serveWith(t testing.TB, o serveOpts) (string, *enginetest.FakeCluster) {
 		}}}
 	}
 	r, fc := enginetest.Fake(t, state)
-	fc.NodeInternals = o.nodes
+	fc.NodeInternals, fc.Existing = o.nodes, o.existing
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	topo := ex.Topology()
@@ -497,6 +499,28 @@ func TestNodesPanel(t *testing.T) {
 	m = events(t, ctx, addr)().Machinery
 	if len(m.Nodes) != 0 || !strings.Contains(m.Notes["nodes"], "simulated (kwok)") {
 		t.Errorf("simulated nodes: %+v, note %q", m.Nodes, m.Notes["nodes"])
+	}
+}
+
+// TestPanelsOnAnExistingCluster: on a cluster reached through a
+// kubeconfig (no Raft state, faults, audit log, scheduling records or
+// node internals), every panel it cannot fill says why instead of
+// staying empty, and the timeline is still drawn from the API.
+func TestPanelsOnAnExistingCluster(t *testing.T) {
+	addr, _ := serveWith(t, serveOpts{every: time.Minute, existing: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	m := events(t, ctx, addr)().Machinery
+	for _, panel := range []string{"raft", "faults", "pipeline", "scheduling", "traces", "nodes"} {
+		if m.Notes[panel] == "" {
+			t.Errorf("the %s panel has no note on an existing cluster; notes: %v", panel, m.Notes)
+		}
+	}
+	if m.Raft != nil || len(m.Faults) != 0 || len(m.Refused) != 0 || len(m.Scheduling) != 0 || len(m.Nodes) != 0 {
+		t.Errorf("panels filled on a cluster that cannot show them: %+v", m)
+	}
+	if !strings.Contains(m.Timeline, "<svg") {
+		t.Errorf("no timeline: %q", m.Timeline)
 	}
 }
 

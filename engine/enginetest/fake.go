@@ -25,6 +25,9 @@ type FakeCluster struct {
 	// (cluster.NodeExecer): expressions then read State.CRI and
 	// State.IPTables, and ExecNode fails.
 	NodeInternals bool
+	// Existing makes its backends claim no capability, as an existing
+	// cluster reached through a kubeconfig does (kubeconfig.Backend).
+	Existing bool
 
 	mu       sync.Mutex
 	state    assertionstest.State
@@ -71,13 +74,23 @@ func (f *FakeCluster) Backend(t cluster.Topology) (cluster.Backend, error) {
 	b := clustertest.New(t, f.Log, clustertest.Faults{})
 	f.mu.Lock()
 	f.backends = append(f.backends, b)
-	internals := f.NodeInternals
+	internals, existing := f.NodeInternals, f.Existing
 	f.mu.Unlock()
+	if existing {
+		return existingCluster{b}, nil
+	}
 	if internals {
 		return realNodes{b}, nil
 	}
 	return b, nil
 }
+
+// existingCluster is a fake that, as a cluster kubelab did not make, can
+// show nothing beyond its API: no Raft state, faults, records or nodes.
+type existingCluster struct{ *clustertest.Fake }
+
+// Capabilities implements cluster.Capable: none.
+func (existingCluster) Capabilities() []cluster.Capability { return nil }
 
 // realNodes is a fake whose nodes claim to be real: it is a
 // cluster.NodeExecer, so the capability to look inside nodes is there.
