@@ -55,7 +55,7 @@ type serveOpts struct {
 	nodes bool
 	// existing serves a cluster with no capability (the kubeconfig backend).
 	existing bool
-	reset func(ctx context.Context) (*engine.Session, error)
+	reset    func(ctx context.Context) (*engine.Session, error)
 	// lab, when set, is a lab file the page runs instead of the exercise.
 	lab string
 }
