@@ -254,6 +254,11 @@ func apiserver(t cluster.Topology, s Site, name string) []string {
 // against a ready apiserver.
 const EnvWaitForAPIServer = "KUBELAB_WAIT_FOR_APISERVER"
 
+// EnvWaitReadyz is the path the gate of EnvWaitForAPIServer asks
+// (default /readyz): a cluster restored from a seed gates on every check
+// but the bootstrap hooks whose objects the seed holds.
+const EnvWaitReadyz = "KUBELAB_WAIT_READYZ"
+
 func controllerManager(t cluster.Topology, s Site, name string) []string {
 	kc := s.Path(ControllerManager.Kubeconfig())
 	sv := s.Serving(name)

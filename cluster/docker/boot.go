@@ -38,6 +38,16 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 	g, gctx := errgroup.WithContext(ctx)
 	for _, c := range comps {
 		var mods func(*container.HostConfig)
+		if c.Role == cluster.RoleEtcd {
+			dir := b.etcdDir(c.Name)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return err
+			}
+			target := b.site().Etcd(c.Name).DataDir
+			mods = func(hc *container.HostConfig) {
+				hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: target})
+			}
+		}
 		if c.Role == cluster.RoleAPIServer || c.Role == cluster.RoleScheduler {
 			// The audit log and the scheduling decisions are written
 			// straight to the host, where kubelab reads them.
@@ -65,6 +75,11 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 		case cluster.RoleScheduler:
 			env = map[string]string{controlplane.EnvWaitForAPIServer: "/pki/" + controlplane.Scheduler.Kubeconfig()}
 		}
+		b.mu.Lock()
+		if env != nil && b.seeded {
+			env[controlplane.EnvWaitReadyz] = lifecycle.ServingReadyz
+		}
+		b.mu.Unlock()
 		g.Go(func() error {
 			return b.run(gctx, c.Name, c.Role, b.images.Kubelab, append([]string{"component", string(c.Role)}, c.Args...), env, pk, nil, mods)
 		})

@@ -27,6 +27,7 @@ import (
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/cluster/lifecycle"
+	"kubelab.dev/kubelab/cluster/seed"
 )
 
 // Labels on every container, network and volume of a cluster.
@@ -80,7 +81,10 @@ type Options struct {
 	Ephemeral bool
 	// OwnerStart is the owner's start time (for the owner label).
 	OwnerStart string
-	Log        *slog.Logger
+	// Seeds is the seed cache (see cluster/seed): $KUBELAB_SEEDS when
+	// empty, else the home's seeds directory.
+	Seeds string
+	Log   *slog.Logger
 }
 
 // Backend is a cluster of containers.
@@ -99,6 +103,9 @@ type Backend struct {
 	ips     map[string]string // component -> address on the lab network
 	images  Images
 	pk      *pkiDir
+	// seeded is set when the etcd members start from a seed: the
+	// controllers' gate then skips the bootstrap hooks (ServingReadyz).
+	seeded bool
 
 	// Failed's last inspection, shared by every wait of the boot.
 	failMu  sync.Mutex
@@ -141,6 +148,9 @@ func New(t cluster.Topology, opts Options) (*Backend, error) {
 	}
 	if opts.Home == "" {
 		opts.Home = filepath.Dir(opts.Dir)
+	}
+	if opts.Seeds == "" {
+		opts.Seeds = seed.DirOf(opts.Home)
 	}
 	dc, err := testcontainers.NewDockerClientWithOpts(context.Background())
 	if err != nil {
@@ -204,5 +214,13 @@ func (b *Backend) objectName(component string) string {
 // cluster/lifecycle). On failure, or when ctx is cancelled, everything
 // started so far is removed before Up returns.
 func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
-	return lifecycle.Up(ctx, b, progress, lifecycle.Options{Timeout: 3 * time.Minute})
+	opts := lifecycle.Options{Timeout: 3 * time.Minute, Seeds: seed.Cache{Dir: b.opts.Seeds},
+		Fresh: b.topo.Fresh || seed.FreshFromEnv(), Binary: b.opts.Binary}
+	key, err := seed.Key(b.opts.Binary, "backend=docker")
+	if err != nil {
+		b.opts.Log.Warn("no seed", "err", err)
+		opts.Seeds = seed.Cache{}
+	}
+	opts.SeedKey = key
+	return lifecycle.Up(ctx, b, progress, opts)
 }

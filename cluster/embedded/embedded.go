@@ -89,10 +89,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Home = DefaultHome()
 	}
 	if o.Seeds == "" {
-		o.Seeds = os.Getenv(EnvSeeds)
-	}
-	if o.Seeds == "" {
-		o.Seeds = filepath.Join(string(o.Home), "seeds")
+		o.Seeds = seed.DirOf(string(o.Home))
 	}
 	if o.Binary == "" {
 		self, err := os.Executable()
@@ -131,20 +128,17 @@ func isExecutable(path string) bool {
 	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }
 
-// EnvSeeds names a seed cache shared by several homes (the test suite's
-// clusters each have a home of their own, and one seed).
-const EnvSeeds = "KUBELAB_SEEDS"
-
-// EnvFresh, set to anything, boots every cluster from nothing, as
-// Topology.Fresh does: KUBELAB_FRESH=1 go test ./labs runs the suites on
-// fresh control planes.
-const EnvFresh = "KUBELAB_FRESH"
+// EnvSeeds and EnvFresh: see cluster/seed.
+const (
+	EnvSeeds = seed.EnvDir
+	EnvFresh = seed.EnvFresh
+)
 
 // Up implements cluster.Backend through the one boot lifecycle (see
 // cluster/lifecycle). On failure, or when ctx is cancelled, everything
 // started so far is removed before Up returns.
 func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
-	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh || os.Getenv(EnvFresh) != ""}
+	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh || seed.FreshFromEnv(), Binary: b.opts.Components}
 	key, err := b.seedKey()
 	if err != nil {
 		b.opts.Log.Warn("no seed", "err", err)

@@ -16,7 +16,8 @@
 //     until it answers), then their load balancer; where starting a
 //     component takes long (containers), the controller-managers and
 //     schedulers start then too, each waiting for an apiserver's /readyz
-//     itself, and so do the nodes (EarlyNodes);
+//     itself, and so do the nodes (EarlyNodes), unless this boot takes the
+//     seed (nothing but the apiservers may write before it is taken);
 //  4. once an apiserver is ready (on a fresh boot: every apiserver, since
 //     the controller-manager exits if RBAC's bootstrap roles are not
 //     served yet) and the balancer serves, a fresh single-apiserver boot
@@ -38,6 +39,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -57,6 +60,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/cluster/internal/etcdutl"
 	"kubelab.dev/kubelab/cluster/internal/probe"
 	"kubelab.dev/kubelab/cluster/seed"
 )
@@ -129,6 +133,21 @@ type Options struct {
 	Fresh bool
 	// Timeout bounds each stage's wait (default 90s).
 	Timeout time.Duration
+	// Binary carries `component prune-snapshot` (the components'
+	// executable): a seed is taken only with it.
+	Binary string
+}
+
+// seedPrune are the keys a seed is stored without: those that name the
+// apiserver that took it. A cluster restored from the seed would route
+// its kubernetes Service to that address until the address's master lease
+// expired (15 s and more), and list a stale apiserver identity; its own
+// apiservers write theirs as they start.
+var seedPrune = []string{
+	"/registry/masterleases/",
+	"/registry/services/endpoints/default/kubernetes",
+	"/registry/endpointslices/default/kubernetes",
+	"/registry/leases/kube-system/apiserver-",
 }
 
 // ServingReadyz is the readiness check of an apiserver whose etcd already
@@ -183,10 +202,11 @@ type boot struct {
 	opts Options
 	say  Say
 	plan Plan
-	// seeded is set when the members start from a seed.
-	seeded bool
-	admin  *http.Client
-	cs     kubernetes.Interface
+	// seeded is set when the members start from a seed; taking when
+	// this boot takes the seed (no controller or node may write before).
+	seeded, taking bool
+	admin          *http.Client
+	cs             kubernetes.Interface
 	// server is where the admin kubeconfig reaches the apiservers (the
 	// balancer, or the one apiserver).
 	server string
@@ -200,17 +220,18 @@ func (b *boot) run(ctx context.Context) (err error) {
 	}
 	b.restoreSeed(ctx)
 
-	// etcd and the apiservers first, as the apiservers' bootstrap is the
-	// longest wait of the boot; then at once their balancer, the
-	// controllers that gate themselves until an apiserver is ready, and
-	// the nodes placed early.
+	// etcd and the apiservers first, as the apiservers' start is the
+	// longest wait of the boot (measured on docker: starting every
+	// container at once made the apiserver ready 1.3 s later); then at
+	// once their balancer, the controllers that gate themselves until an
+	// apiserver is ready, and the nodes placed early.
 	core := append(append([]string{}, b.plan.Etcd...), b.plan.APIServers...)
 	var next []string
 	if b.plan.LoadBalancer != "" {
 		next = append(next, b.plan.LoadBalancer)
 	}
 	rest := append(append([]string{}, b.plan.ControllerManagers...), b.plan.Schedulers...)
-	if b.plan.ControllersWait {
+	if b.plan.ControllersWait && !b.taking {
 		next, rest = append(next, rest...), nil
 	}
 	if err := b.p.Start(ctx, core...); err != nil {
@@ -222,7 +243,7 @@ func (b *boot) run(ctx context.Context) (err error) {
 	var placeErr error
 	placed := make(chan struct{})
 	en, early := b.p.(EarlyNodes)
-	if early {
+	if early && !b.taking {
 		pctx, cancel := context.WithCancel(ctx)
 		defer func() {
 			if err != nil {
@@ -273,7 +294,7 @@ func (b *boot) run(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	if !b.seeded && len(apis) == 1 {
+	if b.taking {
 		b.takeSeed(ctx)
 	}
 
@@ -288,7 +309,12 @@ func (b *boot) run(ctx context.Context) (err error) {
 		if placeErr != nil {
 			return placeErr
 		}
-		if !early {
+		if early && b.taking {
+			say("nodes", "placing %d node(s)", len(b.p.Topology().Nodes))
+			if err := en.PlaceNodes(gctx); err != nil {
+				return err
+			}
+		} else if !early {
 			say("nodes", "placing %d node(s)", len(b.p.Topology().Nodes))
 		}
 		return b.p.StartNodes(gctx, b.cs)
@@ -357,15 +383,22 @@ func (b *boot) restoreSeed(ctx context.Context) {
 	}
 	path, ok, err := b.opts.Seeds.Get(b.opts.SeedKey)
 	if err != nil {
+		b.taking = b.opts.Binary != "" && len(b.plan.APIServers) == 1
 		b.say("etcd", "%v: discarded; booting from nothing and taking it again", err)
 		return
 	}
 	if !ok {
-		b.say("etcd", "no seed for this build yet: booting from nothing, then taking one")
+		b.taking = b.opts.Binary != "" && len(b.plan.APIServers) == 1
+		if b.taking {
+			b.say("etcd", "no seed for this build yet: booting from nothing, then taking one")
+		} else {
+			b.say("etcd", "no seed for this build yet: booting from nothing (a cluster of one apiserver takes it)")
+		}
 		return
 	}
 	if err := b.p.(Seeder).RestoreSeed(ctx, path); err != nil {
 		b.opts.Seeds.Discard(b.opts.SeedKey)
+		b.taking = b.opts.Binary != "" && len(b.plan.APIServers) == 1
 		b.say("etcd", "seed %s would not restore (%v): discarded; booting from nothing and taking it again", b.opts.SeedKey, err)
 		return
 	}
@@ -374,12 +407,10 @@ func (b *boot) restoreSeed(ctx context.Context) {
 }
 
 // takeSeed stores a snapshot of etcd just after the apiservers'
-// bootstrap, before anything else writes: the seed of later boots. A
-// failure costs only the speed of later boots: it is reported, not fatal.
+// bootstrap, before anything else writes, without the keys of seedPrune:
+// the seed of later boots. A failure costs only the speed of later boots:
+// it is reported, not fatal.
 func (b *boot) takeSeed(ctx context.Context) {
-	if b.opts.Seeds.Dir == "" || b.opts.Fresh {
-		return
-	}
 	// The bootstrap controller creates the kubernetes Service just after
 	// /readyz passes: every seed holds it.
 	if err := b.poll(ctx, "the kubernetes Service", b.kubernetesService); err != nil {
@@ -391,12 +422,39 @@ func (b *boot) takeSeed(ctx context.Context) {
 		b.say("etcd", "could not take the seed: %v", err)
 		return
 	}
-	size := buf.Len()
-	if err := b.opts.Seeds.Put(b.opts.SeedKey, &buf); err != nil {
+	size, err := b.storeSeed(ctx, buf.Bytes())
+	if err != nil {
 		b.say("etcd", "could not store the seed: %v", err)
 		return
 	}
 	b.say("etcd", "took seed %s (%d kB)", b.opts.SeedKey, size/1024)
+}
+
+// storeSeed prunes a snapshot taken of a running member (seedPrune) and
+// stores it as the seed; it returns the stored size.
+func (b *boot) storeSeed(ctx context.Context, taken []byte) (int64, error) {
+	dir, err := os.MkdirTemp("", "kubelab-seed-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	raw, pruned := filepath.Join(dir, "taken.db"), filepath.Join(dir, "seed.db")
+	if err := os.WriteFile(raw, taken, 0o600); err != nil {
+		return 0, err
+	}
+	if err := etcdutl.Prune(ctx, b.opts.Binary, raw, pruned, seedPrune...); err != nil {
+		return 0, err
+	}
+	f, err := os.Open(pruned)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), b.opts.Seeds.Put(b.opts.SeedKey, f)
 }
 
 // snapshot writes a snapshot of the first etcd member to w.

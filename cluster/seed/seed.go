@@ -34,7 +34,29 @@ import (
 
 // Format is the version of what a seed holds and how it is taken; a change
 // to either makes every older seed unused.
-const Format = "1"
+const Format = "2" // 2: stored without what names the apiserver that took it
+
+// EnvDir names a seed cache shared by several homes (the test suite's
+// clusters each have a home of their own, and one seed cache).
+const EnvDir = "KUBELAB_SEEDS"
+
+// EnvFresh, set to anything, boots every cluster from nothing, as
+// Topology.Fresh does: KUBELAB_FRESH=1 go test ./labs runs the suites on
+// fresh control planes.
+const EnvFresh = "KUBELAB_FRESH"
+
+// DirOf is the seed cache of a kubelab home: $KUBELAB_SEEDS, else the
+// home's seeds directory.
+func DirOf(home string) string {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	return filepath.Join(home, "seeds")
+}
+
+// FreshFromEnv says whether $KUBELAB_FRESH asks every cluster to boot
+// from nothing.
+func FreshFromEnv() bool { return os.Getenv(EnvFresh) != "" }
 
 // keep is how many seeds (builds) a cache keeps; older ones are removed when
 // a new one is written.

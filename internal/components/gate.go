@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"kubelab.dev/kubelab/cluster/controlplane"
 )
 
 // waitForAPIServer waits, without limit (whoever started the component
@@ -24,9 +26,13 @@ func waitForAPIServer(ctx context.Context, kubeconfig string) error {
 		return fmt.Errorf("wait for the apiserver: %w", err)
 	}
 	hc.Timeout = 2 * time.Second
+	path := "/readyz"
+	if p := os.Getenv(controlplane.EnvWaitReadyz); p != "" {
+		path = p
+	}
 	said := false
 	return wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/readyz", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path, nil)
 		if err != nil {
 			return false, err
 		}
@@ -38,7 +44,7 @@ func waitForAPIServer(ctx context.Context, kubeconfig string) error {
 			}
 		}
 		if !said {
-			fmt.Fprintf(os.Stderr, "kubelab: waiting for %s/readyz before starting\n", cfg.Host)
+			fmt.Fprintf(os.Stderr, "kubelab: waiting for %s%s before starting\n", cfg.Host, path)
 			said = true
 		}
 		return false, nil

@@ -55,3 +55,14 @@ func SnapshotStatus(ctx context.Context, bin, file string) (cluster.SnapshotStat
 	}
 	return cluster.SnapshotStatus{Revision: st.Revision, Hash: st.Hash, Keys: st.TotalKey, Size: st.TotalSize, Version: st.Version}, nil
 }
+
+// Prune runs `bin component prune-snapshot in out prefixes...`: out is the
+// snapshot in without the keys under prefixes (and the leases left with
+// no key).
+func Prune(ctx context.Context, bin, in, out string, prefixes ...string) error {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"component", "prune-snapshot", in, out}, prefixes...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("prune-snapshot: %w: %s", err, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
