@@ -3,6 +3,7 @@ package features_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,10 +23,16 @@ import (
 // on it through the kubeconfig backend, as on a cluster kubelab did not
 // create: each run in its own namespace, labs needing what the API cannot
 // give refused with the capability named, and nothing left behind or
-// taken away.
+// taken away. Where a Docker engine answers, TestKubeconfigBackendOnDocker
+// runs it on a docker cluster instead.
 func TestKubeconfigBackend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a real cluster; skipped with -short")
+	}
+	if enginetest.HaveDocker() && os.Getenv("KUBELAB_KUBECONFIG_ON_BOTH") == "" {
+		// The kubeconfig backend's code does not depend on the host; the
+		// docker host (real kubelets) is the one like a user's cluster.
+		t.Skip("TestKubeconfigBackendOnDocker runs the same on a docker cluster (KUBELAB_KUBECONFIG_ON_BOTH=1 runs both)")
 	}
 	kubeconfigOn(t, enginetest.Backend(t, "embedded", cluster.Topology{Name: "kc-host", Workers: 3}))
 }

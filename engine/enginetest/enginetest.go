@@ -38,6 +38,18 @@ func NeedDocker(t testing.TB, what string) {
 	}
 }
 
+// HaveDocker reports whether a Docker engine answers (and the run is not
+// -short): a test that runs on an embedded cluster what its docker twin
+// runs on a docker one can leave it to the twin.
+func HaveDocker() bool {
+	if testing.Short() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return docker.Available(ctx) == nil
+}
+
 // Runner returns an engine.Runner for tests: embedded backend with state
 // under t.TempDir(), clusters tied to the test process, progress to t.Log.
 func Runner(t testing.TB) *engine.Runner { return RunnerOn(t, "embedded") }
