@@ -606,12 +606,46 @@ func (b *boot) watchFailures(ctx context.Context) error {
 	return found
 }
 
-// waitNodes watches every node (one watch, not a poll per node) until
-// each of the topology's nodes is Ready, untainted by the node lifecycle
-// controller and has a pod range, reporting progress as the count grows.
+// nodesSettle is how long every node must stay usable before the boot
+// counts them so: the node lifecycle controller may taint a node that just
+// turned Ready once more, from the older state its cache still held (seen
+// on docker: 2/3 usable, then 1/3 30 ms later, for half a second).
+const nodesSettle = 500 * time.Millisecond
+
+// waitNodes waits until each of the topology's nodes is usable (see
+// waitNodesOnce) and still is nodesSettle later.
 func (b *boot) waitNodes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
+	for {
+		if err := b.waitNodesOnce(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("nodes Ready: %w", ctx.Err())
+		case <-time.After(nodesSettle):
+		}
+		nl, err := b.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("list nodes: %w", err)
+		}
+		usable := 0
+		for i := range nl.Items {
+			if n := &nl.Items[i]; cluster.NodeUsable(n) && n.Spec.PodCIDR != "" {
+				usable++
+			}
+		}
+		if usable >= len(b.p.Topology().Nodes) {
+			return nil
+		}
+	}
+}
+
+// waitNodesOnce watches every node (one watch, not a poll per node) until
+// each of the topology's nodes is Ready, untainted by the node lifecycle
+// controller and has a pod range, reporting progress as the count grows.
+func (b *boot) waitNodesOnce(ctx context.Context) error {
 	want := b.p.Topology().Nodes
 	wanted := map[string]bool{}
 	for _, n := range want {
