@@ -212,6 +212,9 @@ func (s *Session) Progressf(format string, args ...any) { s.x.progress("", forma
 // Timeline is what happened so far.
 func (s *Session) Timeline() []TimelineEvent { return s.x.tl.events() }
 
+// Elapsed is the time since the origin of the timeline (the first step).
+func (s *Session) Elapsed() time.Duration { return time.Since(s.x.tl.start) }
+
 // Recovery is the recovery figures derived from the timeline so far.
 func (s *Session) Recovery() []Recovery { return Recoveries(s.x.tl.events()) }
 

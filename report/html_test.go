@@ -88,3 +88,24 @@ func TestHTMLDrawsThePipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveTimelineEndsNow: a live timeline's lanes run until now, not
+// until the last event (a node that went down 20 s ago is still down).
+func TestLiveTimelineEndsNow(t *testing.T) {
+	l := Lab{Timeline: []Event{{At: 1, Kind: "node", Subject: "worker-1", Detail: "NotReady"}}, Now: 21}
+	pic := Timeline(l)
+	if pic.End != 21 {
+		t.Fatalf("the axis ends at %v, want now (21)", pic.End)
+	}
+	for _, ln := range pic.Lanes {
+		if ln.Name != "worker-1" {
+			continue
+		}
+		last := ln.Segs[len(ln.Segs)-1]
+		if last.At+last.Len != 21 {
+			t.Errorf("worker-1's last state ends at %v, want 21: %+v", last.At+last.Len, ln.Segs)
+		}
+		return
+	}
+	t.Errorf("no lane for worker-1: %+v", pic.Lanes)
+}

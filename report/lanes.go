@@ -51,7 +51,7 @@ var etcdMember = regexp.MustCompile(`\betcd-\d+\b`)
 // Timeline turns a lab's timeline events into lanes, fault markers and
 // recovery spans.
 func Timeline(l Lab) Picture {
-	p := Picture{End: 0.001}
+	p := Picture{End: max(0.001, l.Now)}
 	for _, e := range l.Timeline {
 		p.End = max(p.End, e.At)
 	}

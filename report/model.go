@@ -57,6 +57,10 @@ type (
 		Kubeconfig   string     `json:"kubeconfig"`
 		Drill        *Drill     `json:"drill"`
 		Pipeline     []Request  `json:"pipeline"`
+		// Now is where a live timeline's axis ends (seconds since the
+		// first step): the lanes show each state lasting until now, not
+		// until the last event. Zero in a report.
+		Now float64 `json:"-"`
 	}
 
 	// Request is a request the apiservers refused, with the stage of the

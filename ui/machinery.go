@@ -126,7 +126,7 @@ func (s *Server) machinery() Machinery {
 			}
 		}
 	}
-	lab := report.Lab{}
+	lab := report.Lab{Now: sess.Elapsed().Seconds()}
 	for _, e := range sess.Timeline() {
 		lab.Timeline = append(lab.Timeline, report.Event{At: e.At.Seconds(), Kind: e.Kind, Subject: e.Subject, Detail: e.Detail})
 	}
