@@ -1,11 +1,8 @@
 package docker
 
 import (
-	"context"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,25 +29,9 @@ func TestDockerSeededClusterIsTheFreshOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			if err := b.Down(context.WithoutCancel(t.Context())); err != nil {
-				t.Errorf("down %s: %v", name, err)
-			}
-		})
-		var mu sync.Mutex
-		var lines []string
-		if err := b.Up(t.Context(), func(e cluster.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			lines = append(lines, e.Component+" "+e.Message)
-		}); err != nil {
-			t.Fatalf("up %s: %v", name, err)
-		}
-		return b, lines
+		return b, seedtest.Up(t, b)
 	}
-	said := func(lines []string, part string) bool {
-		return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, part) })
-	}
+	said := seedtest.Said
 	fresh, lines := boot("sfresh")
 	if !said(lines, "took seed") {
 		t.Fatalf("the first boot did not take the seed:\n%s", strings.Join(lines, "\n"))

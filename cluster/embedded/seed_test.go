@@ -1,11 +1,8 @@
 package embedded
 
 import (
-	"context"
 	"os"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,21 +28,9 @@ func TestSeededClusterIsTheFreshOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var mu sync.Mutex
-		var lines []string
-		t.Cleanup(func() { _ = b.Down(context.WithoutCancel(t.Context())) })
-		if err := b.Up(t.Context(), func(e cluster.Event) {
-			mu.Lock()
-			lines = append(lines, e.Component+" "+e.Message)
-			mu.Unlock()
-		}); err != nil {
-			t.Fatalf("up %s: %v", name, err)
-		}
-		return b, lines
+		return b, seedtest.Up(t, b)
 	}
-	said := func(lines []string, part string) bool {
-		return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, part) })
-	}
+	said := seedtest.Said
 
 	fresh, lines := boot("fresh")
 	if !said(lines, "booting from nothing, then taking one") || !said(lines, "took seed") {

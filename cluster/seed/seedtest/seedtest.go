@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +22,37 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"kubelab.dev/kubelab/cluster"
 )
+
+// Up boots b, taking it down when the test ends, and returns its progress
+// lines ("component message").
+func Up(t *testing.T, b cluster.Backend) []string {
+	t.Helper()
+	t.Cleanup(func() {
+		if err := b.Down(context.WithoutCancel(t.Context())); err != nil {
+			t.Errorf("down %s: %v", b.Topology().Name, err)
+		}
+	})
+	var mu sync.Mutex
+	var lines []string
+	if err := b.Up(t.Context(), func(e cluster.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, e.Component+" "+e.Message)
+	}); err != nil {
+		t.Fatalf("up %s: %v", b.Topology().Name, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(lines)
+}
+
+// Said reports whether a progress line contains part.
+func Said(lines []string, part string) bool {
+	return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, part) })
+}
 
 // volatile are the differences two clusters always have, fresh or
 // seeded: what the controllers and components write as they run (times,
