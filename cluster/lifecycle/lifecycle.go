@@ -309,13 +309,13 @@ func (b *boot) run(ctx context.Context) (err error) {
 		if placeErr != nil {
 			return placeErr
 		}
-		if early && b.taking {
+		if !early || b.taking {
 			say("nodes", "placing %d node(s)", len(b.p.Topology().Nodes))
+		}
+		if early && b.taking {
 			if err := en.PlaceNodes(gctx); err != nil {
 				return err
 			}
-		} else if !early {
-			say("nodes", "placing %d node(s)", len(b.p.Topology().Nodes))
 		}
 		return b.p.StartNodes(gctx, b.cs)
 	})
@@ -383,12 +383,12 @@ func (b *boot) restoreSeed(ctx context.Context) {
 	}
 	path, ok, err := b.opts.Seeds.Get(b.opts.SeedKey)
 	if err != nil {
-		b.taking = b.opts.Binary != "" && len(b.plan.APIServers) == 1
+		b.taking = b.canTake()
 		b.say("etcd", "%v: discarded; booting from nothing and taking it again", err)
 		return
 	}
 	if !ok {
-		b.taking = b.opts.Binary != "" && len(b.plan.APIServers) == 1
+		b.taking = b.canTake()
 		if b.taking {
 			b.say("etcd", "no seed for this build yet: booting from nothing, then taking one")
 		} else {
@@ -398,13 +398,17 @@ func (b *boot) restoreSeed(ctx context.Context) {
 	}
 	if err := b.p.(Seeder).RestoreSeed(ctx, path); err != nil {
 		b.opts.Seeds.Discard(b.opts.SeedKey)
-		b.taking = b.opts.Binary != "" && len(b.plan.APIServers) == 1
+		b.taking = b.canTake()
 		b.say("etcd", "seed %s would not restore (%v): discarded; booting from nothing and taking it again", b.opts.SeedKey, err)
 		return
 	}
 	b.seeded = true
 	b.say("etcd", "restored seed %s into %d member(s)", b.opts.SeedKey, len(b.plan.Etcd))
 }
+
+// canTake says whether this boot, when it finds no seed, takes one: a
+// seed is a single apiserver's bootstrap, pruned with Options.Binary.
+func (b *boot) canTake() bool { return b.opts.Binary != "" && len(b.plan.APIServers) == 1 }
 
 // takeSeed stores a snapshot of etcd just after the apiservers'
 // bootstrap, before anything else writes, without the keys of seedPrune:
