@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -35,18 +34,9 @@ func (b *Backend) RestoreEtcd(ctx context.Context, file, token string) error {
 		return err
 	}
 	err := eachComponent(plan, func(c controlplane.Component) error {
-		dir := b.etcdDir(c.Name)
-		fresh := dir + ".restore"
-		if err := os.RemoveAll(fresh); err != nil {
-			return err
-		}
-		if _, err := etcdutl.Run(ctx, b.opts.Binary, controlplane.EtcdRestoreArgs(b.topo, b.site(), c.Name, file, fresh, token)...); err != nil {
-			return err
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			return fmt.Errorf("remove old data: %w", err)
-		}
-		return os.Rename(fresh, dir)
+		return etcdutl.Replace(ctx, b.opts.Binary, b.etcdDir(c.Name), func(dir string) []string {
+			return controlplane.EtcdRestoreArgs(b.topo, b.site(), c.Name, file, dir, token)
+		})
 	})
 	if err != nil {
 		return err

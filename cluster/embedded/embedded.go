@@ -128,12 +128,6 @@ func isExecutable(path string) bool {
 	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }
 
-// EnvSeeds and EnvFresh: see cluster/seed.
-const (
-	EnvSeeds = seed.EnvDir
-	EnvFresh = seed.EnvFresh
-)
-
 // Up implements cluster.Backend through the one boot lifecycle (see
 // cluster/lifecycle). On failure, or when ctx is cancelled, everything
 // started so far is removed before Up returns.

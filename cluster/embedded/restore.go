@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -36,18 +35,9 @@ func (b *Backend) RestoreEtcd(ctx context.Context, file, token string) error {
 		return err
 	}
 	err := b.eachMember(members, func(m string) error {
-		dataDir := site.Etcd(m).DataDir
-		fresh := dataDir + ".restore"
-		if err := os.RemoveAll(fresh); err != nil {
-			return err
-		}
-		if _, err := etcdutl.Run(ctx, b.opts.Components, controlplane.EtcdRestoreArgs(t, site, m, file, fresh, token)...); err != nil {
-			return err
-		}
-		if err := os.RemoveAll(dataDir); err != nil {
-			return fmt.Errorf("remove old data: %w", err)
-		}
-		return os.Rename(fresh, dataDir)
+		return etcdutl.Replace(ctx, b.opts.Components, site.Etcd(m).DataDir, func(dir string) []string {
+			return controlplane.EtcdRestoreArgs(t, site, m, file, dir, token)
+		})
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -65,4 +66,21 @@ func Prune(ctx context.Context, bin, in, out string, prefixes ...string) error {
 		return fmt.Errorf("prune-snapshot: %w: %s", err, strings.TrimSpace(string(b)))
 	}
 	return nil
+}
+
+// Replace restores a member's data from a snapshot into a fresh directory
+// next to dataDir (args gets that directory and returns etcdutl's
+// arguments), then puts it in dataDir's place. The member must be stopped.
+func Replace(ctx context.Context, bin, dataDir string, args func(dir string) []string) error {
+	fresh := dataDir + ".restore"
+	if err := os.RemoveAll(fresh); err != nil {
+		return err
+	}
+	if _, err := Run(ctx, bin, args(fresh)...); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dataDir); err != nil {
+		return fmt.Errorf("remove old data: %w", err)
+	}
+	return os.Rename(fresh, dataDir)
 }
