@@ -11,7 +11,7 @@ import (
 // table): a package may import its own layer and those below it, never
 // one above. A prefix matches a package and those under it.
 var layers = [][]string{
-	{"cmd"},
+	{"cmd", "hack"},
 	{"ui", "grade", "features", "bench"},
 	{"engine"},
 	{"load"},

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# Runs upstream Kubernetes' conformance tests (the [Conformance] specs of
+# k8s.io/kubernetes/test/e2e at the version kubelab carries) on a kubelab
+# cluster, and prints a summary: passed, failed, skipped, by SIG, and each
+# failure with its first error line.
+#
+#   hack/conformance.sh [docker|embedded] [--focus REGEX] [--skip REGEX] [--procs N] [--serial]
+#
+# docker (the default) boots a cluster with real kubelets and containerd
+# and runs every [Conformance] spec that is neither [Serial] nor
+# [Disruptive]; --serial runs those on their own, one at a time.
+# embedded (kwok nodes: no container ever runs) runs the specs that need
+# no running container (see docs/conformance.md for the list it skips).
+#
+# Everything is built here, offline:
+# - the e2e test binary and ginkgo, in a module outside the repository
+#   (they would add ~40 modules to go.mod), cached under
+#   $KUBELAB_CONFORMANCE_DIR (default ~/.cache/kubelab/conformance);
+# - the images the specs use (test/utils/image/manifest.go): agnhost from
+#   its upstream source, busybox, nginx, the DNS testing image and the
+#   few others from Debian packages (no registry is reachable). They are
+#   named under kubelab.local through the e2e framework's
+#   KUBE_TEST_REPO_LIST, and put on the workers with `kubelab images load`.
+#
+# Results (JUnit, the e2e log, summary.txt) go to $KUBELAB_CONFORMANCE_OUT
+# (default: a new directory under /tmp, printed at the end).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+backend=docker
+focus='\[Conformance\]'
+skip=''
+procs=4
+serial=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    docker|embedded) backend=$1 ;;
+    --focus) focus=$2; shift ;;
+    --focus=*) focus=${1#*=} ;;
+    --skip) skip=$2; shift ;;
+    --skip=*) skip=${1#*=} ;;
+    --procs) procs=$2; shift ;;
+    --procs=*) procs=${1#*=} ;;
+    --serial) serial=1 ;;
+    *) echo "hack/conformance.sh: unknown argument $1 (want docker|embedded, --focus REGEX, --skip REGEX, --procs N, --serial)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+K8S=v1.37.2
+kubelab=${KUBELAB_BIN:-$repo/bin/kubelab}
+[ -x "$kubelab" ] || ./hack/build.sh
+cache=${KUBELAB_CONFORMANCE_DIR:-$HOME/.cache/kubelab/conformance}/$K8S
+out=${KUBELAB_CONFORMANCE_OUT:-$(mktemp -d /tmp/kubelab-conformance-XXXXXX)}
+mkdir -p "$cache" "$out"
+name=conformance-$backend
+export KUBELAB_HOME=${KUBELAB_HOME:-$out/home}
+loaded=()
+cleanup() {
+  "$kubelab" down --name "$name" > /dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# --- the e2e binary and ginkgo ---------------------------------------------
+build_e2e() {
+  local src=$cache/src
+  mkdir -p "$src"
+  {
+    printf 'module kubelab.dev/conformance\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes %s\n\n' "$K8S"
+    sed -n '/^replace/,$p' "$repo/go.mod"
+  } > "$src/go.mod"
+  cat > "$src/tools.go" <<'GO'
+//go:build tools
+
+// Package conformance pins the upstream e2e suite and ginkgo.
+package conformance
+
+import (
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
+	_ "k8s.io/kubernetes/test/e2e"
+)
+GO
+  echo "building the e2e test binary $K8S (first time: ~10 minutes on 2 cores)" >&2
+  local ld="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitVersion=$K8S -X $p.gitMajor=1 -X $p.gitMinor=37 -X $p.gitTreeState=clean"
+  done
+  # etcd for the Aggregator spec's sample-apiserver pod: upstream's
+  # server main (etcdmain), at the version Kubernetes requires.
+  mkdir -p "$src/cmd/etcd"
+  cat > "$src/cmd/etcd/main.go" <<'GO'
+// Command etcd is upstream etcd's server (etcdmain), for the image the
+// e2e Aggregator spec runs beside its sample-apiserver.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  (cd "$src" && GOFLAGS=-mod=mod go mod tidy > /dev/null 2>&1 &&
+    GOFLAGS=-mod=mod go get "k8s.io/sample-apiserver@v0${K8S#v1}" > /dev/null 2>&1 &&
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go test -c -trimpath -ldflags "$ld" -o "$cache/e2e.test.new" k8s.io/kubernetes/test/e2e &&
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$cache/ginkgo" github.com/onsi/ginkgo/v2/ginkgo &&
+    mkdir -p "$cache/images" &&
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$cache/images/etcd" ./cmd/etcd &&
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$cache/images/sample-apiserver" k8s.io/sample-apiserver)
+  mv "$cache/e2e.test.new" "$cache/e2e.test"
+}
+[ -x "$cache/e2e.test" ] && [ -x "$cache/ginkgo" ] && [ -x "$cache/images/sample-apiserver" ] || build_e2e
+
+# --- images -----------------------------------------------------------------
+# The registry names the e2e framework gives its images (manifest.go's
+# RegistryList), all under kubelab.local: nothing is pulled.
+reg=kubelab.local
+cat > "$cache/repo-list.yaml" <<EOF
+promoterE2eRegistry: $reg/e2e-test-images
+buildImageRegistry: $reg/build-image
+gcEtcdRegistry: $reg
+gcRegistry: $reg
+sigStorageRegistry: $reg/sig-storage
+dockerLibraryRegistry: $reg/library
+cloudProviderGcpRegistry: $reg/cloud-provider-gcp
+EOF
+e2e=$reg/e2e-test-images
+# Images a spec runs, as the manifest of this version names them.
+images=(
+  "$e2e/agnhost:2.66.1" "$e2e/agnhost:2.55" "$e2e/busybox:1.37.0-2"
+  "$e2e/nginx:1.27.0-2" "$e2e/nginx:1.28.0-2" "$e2e/glibc-dns-testing:2.1.1"
+  "$e2e/nonroot:1.5" "$e2e/kitten:1.8" "$e2e/nautilus:1.8" "$reg/pause:3.10.2"
+  "$e2e/sample-apiserver:1.29.2" "$reg/etcd:3.7.0-0"
+)
+
+# e2e-base: a Debian rootfs with the tools the specs run in their
+# containers (curl, dig, nc, ip, nginx); upstream's agnhost is Alpine
+# with the same tools.
+base=$reg/e2e-base:bookworm
+if ! docker image inspect "$base" > /dev/null 2>&1; then
+  command -v debootstrap > /dev/null || { echo "hack/conformance.sh needs debootstrap (apt-get install -y debootstrap)" >&2; exit 1; }
+  rootfs=$(mktemp -d /tmp/kubelab-e2e-rootfs-XXXXXX)
+  echo "debootstrap of the e2e images' base (once: about a minute)" >&2
+  debootstrap --variant=minbase --include=busybox-static,curl,dnsutils,netcat-openbsd,iproute2,iputils-ping,socat,nginx-light,procps,ca-certificates \
+    bookworm "$rootfs" http://deb.debian.org/debian > "$out/debootstrap.log" 2>&1
+  rm -rf "$rootfs"/usr/share/doc "$rootfs"/usr/share/man "$rootfs"/usr/share/locale "$rootfs"/var/cache/apt/archives "$rootfs"/var/lib/apt/lists
+  tar -C "$rootfs" -c . | docker import - "$base" > /dev/null
+  rm -rf "$rootfs"
+fi
+
+# agnhost from the upstream source of this version.
+src=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+ctx=$cache/images
+mkdir -p "$ctx"
+if [ ! -x "$ctx/agnhost" ]; then
+  echo "building agnhost from k8s.io/kubernetes@$K8S/test/images/agnhost" >&2
+  (cd "$cache/src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$ctx/agnhost" k8s.io/kubernetes/test/images/agnhost)
+fi
+cp "$src"/test/images/kitten/html/kitten.jpg "$src"/test/images/nautilus/html/nautilus.jpg "$ctx/"
+cp "$src"/test/images/kitten/html/data.json "$ctx/kitten.json"
+cp "$src"/test/images/nautilus/html/data.json "$ctx/nautilus.json"
+chmod -R u+w "$ctx"
+
+# build REF DOCKERFILE: builds unless the image exists with the same
+# Dockerfile and context (a label holds their hash).
+ctxsum=$( (cat "$ctx"/agnhost "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
+build() {
+  local ref=$1 df=$2 sum
+  sum=$(printf '%s\n%s' "$df" "$ctxsum" | sha256sum | cut -c1-16)
+  if [ "$(docker image inspect -f '{{index .Config.Labels "dev.kubelab.e2e"}}' "$ref" 2>/dev/null)" = "$sum" ]; then
+    return
+  fi
+  printf '%s\nLABEL dev.kubelab.e2e=%s\n' "$df" "$sum" > "$ctx/Dockerfile"
+  docker build -q -t "$ref" "$ctx" > /dev/null
+}
+agnhost_df="FROM $base
+COPY agnhost /agnhost
+RUN ln -s agnhost /agnhost-2 && mkdir /uploads && groupadd -g 50000 group-defined-in-image && useradd -u 1000 -M -G group-defined-in-image user-defined-in-image
+EXPOSE 80 8080 8081 9376 5000
+ENTRYPOINT [\"/agnhost\"]
+CMD [\"pause\"]"
+build "$e2e/agnhost:2.66.1" "$agnhost_df"
+docker tag "$e2e/agnhost:2.66.1" "$e2e/agnhost:2.55"
+build "$e2e/busybox:1.37.0-2" "FROM $base AS tools
+FROM scratch
+COPY --from=tools /bin/busybox /bin/busybox
+RUN [\"/bin/busybox\", \"mkdir\", \"-p\", \"/usr/bin\", \"/sbin\", \"/usr/sbin\", \"/tmp\", \"/etc\", \"/root\"]
+RUN [\"/bin/busybox\", \"--install\", \"-s\"]
+RUN echo 'root:x:0:0:root:/root:/bin/sh' > /etc/passwd && echo 'nobody:x:65534:65534:nobody:/:/bin/false' >> /etc/passwd && echo 'root:x:0:' > /etc/group && echo 'nogroup:x:65534:' >> /etc/group && chmod 1777 /tmp
+CMD [\"sh\"]"
+build "$e2e/nginx:1.27.0-2" "FROM $base
+RUN sed -i 's/^user www-data;/user root;/' /etc/nginx/nginx.conf && ln -sf /dev/stdout /var/log/nginx/access.log && ln -sf /dev/stderr /var/log/nginx/error.log
+EXPOSE 80
+STOPSIGNAL SIGQUIT
+CMD [\"nginx\", \"-g\", \"daemon off;\"]"
+docker tag "$e2e/nginx:1.27.0-2" "$e2e/nginx:1.28.0-2"
+build "$e2e/glibc-dns-testing:2.1.1" "FROM $base
+CMD [\"sleep\", \"infinity\"]"
+build "$e2e/nonroot:1.5" "FROM $e2e/busybox:1.37.0-2
+USER 1234"
+build "$e2e/kitten:1.8" "FROM $e2e/agnhost:2.66.1
+COPY kitten.jpg /kitten.jpg
+COPY kitten.json /data.json
+CMD [\"test-webserver\"]"
+build "$e2e/nautilus:1.8" "FROM $e2e/agnhost:2.66.1
+COPY nautilus.jpg /nautilus.jpg
+COPY nautilus.json /data.json
+CMD [\"test-webserver\"]"
+
+build "$e2e/sample-apiserver:1.29.2" "FROM $e2e/busybox:1.37.0-2
+COPY sample-apiserver /sample-apiserver
+ENTRYPOINT [\"/sample-apiserver\"]"
+build "$reg/etcd:3.7.0-0" "FROM $e2e/busybox:1.37.0-2
+COPY etcd /usr/local/bin/etcd
+CMD [\"/usr/local/bin/etcd\"]"
+
+# --- the cluster --------------------------------------------------------------
+if [ "$backend" = docker ]; then
+  "$kubelab" up --name "$name" --backend docker --workers 2
+  docker tag kubelab/pause:3.10 "$reg/pause:3.10.2"
+  "$kubelab" images load --name "$name" "${images[@]}"
+else
+  "$kubelab" up --name "$name" --workers 2
+fi
+kubeconfig=$("$kubelab" kubeconfig --name "$name")
+
+# --- the run ------------------------------------------------------------------
+if [ "$serial" = 1 ]; then
+  focus="($focus).*(\[Serial\]|\[Disruptive\])|(\[Serial\]|\[Disruptive\]).*($focus)"
+  procs=1
+else
+  skip="\[Serial\]|\[Disruptive\]${skip:+|$skip}"
+fi
+if [ "$backend" = embedded ]; then
+  # kwok nodes run no container: every spec that creates a pod and
+  # waits for it to run, exec into it, read its logs or reach it over
+  # the network is left out (docs/conformance.md).
+  skip="$skip|$(cat "$repo/hack/conformance-embedded-skip.txt" | grep -v '^#' | paste -sd'|')"
+fi
+echo "running conformance specs: focus=$focus skip=$skip procs=$procs (results in $out)" >&2
+start=$(date +%s)
+status=0
+KUBE_TEST_REPO_LIST=$cache/repo-list.yaml "$cache/ginkgo" --procs="$procs" --timeout=6h --no-color \
+  --focus="$focus" --skip="$skip" --junit-report=junit.xml --output-dir="$out" \
+  "$cache/e2e.test" -- --kubeconfig="$kubeconfig" --provider=skeleton --report-dir="$out" \
+  > "$out/e2e.log" 2>&1 || status=$?
+took=$(( $(date +%s) - start ))
+go run ./hack/junitsummary -took "${took}s" -backend "$backend" "$out/junit.xml" | tee "$out/summary.txt"
+echo "results: $out (e2e log: $out/e2e.log)" >&2
+exit $status
