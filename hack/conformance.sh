@@ -136,14 +136,16 @@ images=(
 
 # e2e-base: a Debian rootfs with the tools the specs run in their
 # containers (curl, dig, nc, ip, nginx); upstream's agnhost is Alpine
-# with the same tools.
-base=$reg/e2e-base:bookworm
+# with the same tools. trixie, for its busybox 1.37 (the version the
+# manifest names): bookworm's 1.35 shell drops environment variables
+# whose names are not shell names ("data-1"), which specs read back.
+base=$reg/e2e-base:trixie
 if ! docker image inspect "$base" > /dev/null 2>&1; then
   command -v debootstrap > /dev/null || { echo "hack/conformance.sh needs debootstrap (apt-get install -y debootstrap)" >&2; exit 1; }
   rootfs=$(mktemp -d /tmp/kubelab-e2e-rootfs-XXXXXX)
   echo "debootstrap of the e2e images' base (once: about a minute)" >&2
-  debootstrap --variant=minbase --include=busybox-static,curl,dnsutils,netcat-openbsd,iproute2,iputils-ping,socat,nginx-light,procps,ca-certificates \
-    bookworm "$rootfs" http://deb.debian.org/debian > "$out/debootstrap.log" 2>&1
+  debootstrap --variant=minbase --include=busybox-static,curl,bind9-dnsutils,netcat-openbsd,iproute2,iputils-ping,socat,nginx,procps,ca-certificates \
+    trixie "$rootfs" http://deb.debian.org/debian > "$out/debootstrap.log" 2>&1
   rm -rf "$rootfs"/usr/share/doc "$rootfs"/usr/share/man "$rootfs"/usr/share/locale "$rootfs"/var/cache/apt/archives "$rootfs"/var/lib/apt/lists
   tar -C "$rootfs" -c . | docker import - "$base" > /dev/null
   rm -rf "$rootfs"
@@ -157,6 +159,7 @@ if [ ! -x "$ctx/agnhost" ]; then
   echo "building agnhost from k8s.io/kubernetes@$K8S/test/images/agnhost" >&2
   (cd "$cache/src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$ctx/agnhost" k8s.io/kubernetes/test/images/agnhost)
 fi
+cp "$src"/test/images/agnhost/porter/localhost.crt "$src"/test/images/agnhost/porter/localhost.key "$ctx/"
 cp "$src"/test/images/kitten/html/kitten.jpg "$src"/test/images/nautilus/html/nautilus.jpg "$ctx/"
 cp "$src"/test/images/kitten/html/data.json "$ctx/kitten.json"
 cp "$src"/test/images/nautilus/html/data.json "$ctx/nautilus.json"
@@ -164,7 +167,7 @@ chmod -R u+w "$ctx"
 
 # build REF DOCKERFILE: builds unless the image exists with the same
 # Dockerfile and context (a label holds their hash).
-ctxsum=$( (cat "$ctx"/agnhost "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
+ctxsum=$( (cat "$0" "$ctx"/agnhost "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json "$ctx"/localhost.*; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
 build() {
   local ref=$1 df=$2 sum
   sum=$(printf '%s\n%s' "$df" "$ctxsum" | sha256sum | cut -c1-16)
@@ -174,28 +177,29 @@ build() {
   printf '%s\nLABEL dev.kubelab.e2e=%s\n' "$df" "$sum" > "$ctx/Dockerfile"
   docker build -q -t "$ref" "$ctx" > /dev/null
 }
-agnhost_df="FROM $base
+# busybox: the base with busybox's applets where Debian has no command
+# of that name (wget, nslookup, ...), and bash as sh. Debian's shells,
+# busybox's ash included, drop environment variables whose names are
+# not shell names ("data-1") before running a command; specs read those
+# back with `sh -c env`, and bash passes them on.
+build "$e2e/busybox:1.37.0-2" "FROM $base
+RUN ln -sf bash /bin/sh && for a in \$(busybox --list); do command -v \"\$a\" > /dev/null || ln -s /bin/busybox \"/usr/local/bin/\$a\"; done
+CMD [\"sh\"]"
+build "$e2e/agnhost:2.66.1" "FROM $e2e/busybox:1.37.0-2
 COPY agnhost /agnhost
+COPY localhost.crt localhost.key /
 RUN ln -s agnhost /agnhost-2 && mkdir /uploads && groupadd -g 50000 group-defined-in-image && useradd -u 1000 -M -G group-defined-in-image user-defined-in-image
 EXPOSE 80 8080 8081 9376 5000
 ENTRYPOINT [\"/agnhost\"]
 CMD [\"pause\"]"
-build "$e2e/agnhost:2.66.1" "$agnhost_df"
 docker tag "$e2e/agnhost:2.66.1" "$e2e/agnhost:2.55"
-build "$e2e/busybox:1.37.0-2" "FROM $base AS tools
-FROM scratch
-COPY --from=tools /bin/busybox /bin/busybox
-RUN [\"/bin/busybox\", \"mkdir\", \"-p\", \"/usr/bin\", \"/sbin\", \"/usr/sbin\", \"/tmp\", \"/etc\", \"/root\"]
-RUN [\"/bin/busybox\", \"--install\", \"-s\"]
-RUN echo 'root:x:0:0:root:/root:/bin/sh' > /etc/passwd && echo 'nobody:x:65534:65534:nobody:/:/bin/false' >> /etc/passwd && echo 'root:x:0:' > /etc/group && echo 'nogroup:x:65534:' >> /etc/group && chmod 1777 /tmp
-CMD [\"sh\"]"
-build "$e2e/nginx:1.27.0-2" "FROM $base
-RUN sed -i 's/^user www-data;/user root;/' /etc/nginx/nginx.conf && ln -sf /dev/stdout /var/log/nginx/access.log && ln -sf /dev/stderr /var/log/nginx/error.log
+build "$e2e/nginx:1.27.0-2" "FROM $e2e/busybox:1.37.0-2
+RUN sed -i 's/^user www-data;/user root;/' /etc/nginx/nginx.conf && mkdir -p /usr/share/nginx/html && echo '<h1>nginx</h1>' > /usr/share/nginx/html/index.html && sed -i 's|root /var/www/html;|root /usr/share/nginx/html;|' /etc/nginx/sites-available/default && ln -sf /dev/stdout /var/log/nginx/access.log && ln -sf /dev/stderr /var/log/nginx/error.log
 EXPOSE 80
 STOPSIGNAL SIGQUIT
 CMD [\"nginx\", \"-g\", \"daemon off;\"]"
 docker tag "$e2e/nginx:1.27.0-2" "$e2e/nginx:1.28.0-2"
-build "$e2e/glibc-dns-testing:2.1.1" "FROM $base
+build "$e2e/glibc-dns-testing:2.1.1" "FROM $e2e/busybox:1.37.0-2
 CMD [\"sleep\", \"infinity\"]"
 build "$e2e/nonroot:1.5" "FROM $e2e/busybox:1.37.0-2
 USER 1234"
