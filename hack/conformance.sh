@@ -177,13 +177,14 @@ build() {
   printf '%s\nLABEL dev.kubelab.e2e=%s\n' "$df" "$sum" > "$ctx/Dockerfile"
   docker build -q -t "$ref" "$ctx" > /dev/null
 }
-# busybox: the base with busybox's applets where Debian has no command
-# of that name (wget, nslookup, ...), and bash as sh. Debian's shells,
+# busybox: the base with every busybox applet in /bin, as upstream's
+# busybox image has them (specs run /bin/sysctl): Debian's command where
+# it has one elsewhere, else busybox's (wget, ...); and bash as sh. Debian's shells,
 # busybox's ash included, drop environment variables whose names are
 # not shell names ("data-1") before running a command; specs read those
 # back with `sh -c env`, and bash passes them on.
 build "$e2e/busybox:1.37.0-2" "FROM $base
-RUN ln -sf bash /bin/sh && for a in \$(busybox --list); do command -v \"\$a\" > /dev/null || ln -s /bin/busybox \"/usr/local/bin/\$a\"; done
+RUN ln -sf bash /bin/sh && for a in \$(busybox --list); do [ -e \"/bin/\$a\" ] && continue; p=\$(command -v \"\$a\"); case \"\$p\" in /*) ;; *) p=/bin/busybox ;; esac; ln -s \"\$p\" \"/bin/\$a\"; done
 CMD [\"sh\"]"
 build "$e2e/agnhost:2.66.1" "FROM $e2e/busybox:1.37.0-2
 COPY agnhost /agnhost

@@ -56,26 +56,38 @@ type message struct {
 
 var sigRE = regexp.MustCompile(`\[sig-([a-z0-9-]+)\]`)
 
-// Read summarises the JUnit file at path.
-func Read(path string) (Summary, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Summary{}, err
-	}
-	var r testsuites
-	if err := xml.Unmarshal(b, &r); err != nil {
-		return Summary{}, fmt.Errorf("%s: %w", path, err)
+// Read summarises the JUnit files at paths. A spec found in several
+// counts once, with its result in the last file that ran it: a run of
+// the specs that failed, given after the full run, updates it.
+func Read(paths ...string) (Summary, error) {
+	var order []string
+	last := map[string]testcase{}
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return Summary{}, err
+		}
+		var r testsuites
+		if err := xml.Unmarshal(b, &r); err != nil {
+			return Summary{}, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, suite := range r.Suites {
+			for _, c := range suite.Cases {
+				// Suite-level nodes ([SynchronizedBeforeSuite], ...) and
+				// specs the focus left out are not specs of this run.
+				if !strings.HasPrefix(c.Name, "[It]") || filteredOut(c) {
+					continue
+				}
+				if _, ok := last[c.Name]; !ok {
+					order = append(order, c.Name)
+				}
+				last[c.Name] = c
+			}
+		}
 	}
 	s := Summary{BySIG: map[string]*Counts{}}
-	for _, suite := range r.Suites {
-		for _, c := range suite.Cases {
-			// Suite-level nodes ([SynchronizedBeforeSuite], ...) and
-			// specs the focus left out are not specs of this run.
-			if !strings.HasPrefix(c.Name, "[It]") || filteredOut(c) {
-				continue
-			}
-			s.add(c)
-		}
+	for _, name := range order {
+		s.add(last[name])
 	}
 	return s, nil
 }

@@ -49,3 +49,24 @@ func TestReadCountsBySIGAndKeepsFirstLines(t *testing.T) {
 		}
 	}
 }
+
+func TestReadTakesTheLastRunOfASpec(t *testing.T) {
+	dir := t.TempDir()
+	full, rerun := filepath.Join(dir, "full.xml"), filepath.Join(dir, "rerun.xml")
+	if err := os.WriteFile(full, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again := `<testsuites><testsuite>
+<testcase name="[It] [sig-network] DNS should provide DNS for the cluster [Conformance] [sig-network, Conformance]" status="passed" time="3"></testcase>
+</testsuite></testsuites>`
+	if err := os.WriteFile(rerun, []byte(again), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Read(full, rerun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Total != (Counts{Passed: 2, Skipped: 1}) || len(s.Failures) != 0 {
+		t.Errorf("total %+v failures %v: want the rerun's pass to replace the failure", s.Total, s.Failures)
+	}
+}
