@@ -130,7 +130,7 @@ e2e=$reg/e2e-test-images
 images=(
   "$e2e/agnhost:2.66.1" "$e2e/agnhost:2.55" "$e2e/busybox:1.37.0-2"
   "$e2e/nginx:1.27.0-2" "$e2e/nginx:1.28.0-2" "$e2e/glibc-dns-testing:2.1.1"
-  "$e2e/nonroot:1.5" "$e2e/kitten:1.8" "$e2e/nautilus:1.8" "$reg/pause:3.10.2"
+  "$e2e/nonroot:1.5" "$e2e/nonewprivs:1.4" "$e2e/kitten:1.8" "$e2e/nautilus:1.8" "$reg/pause:3.10.2"
   "$e2e/sample-apiserver:1.29.2" "$reg/etcd:3.7.0-0"
 )
 
@@ -155,10 +155,12 @@ fi
 src=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 ctx=$cache/images
 mkdir -p "$ctx"
-if [ ! -x "$ctx/agnhost" ]; then
-  echo "building agnhost from k8s.io/kubernetes@$K8S/test/images/agnhost" >&2
-  (cd "$cache/src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$ctx/agnhost" k8s.io/kubernetes/test/images/agnhost)
-fi
+for img in agnhost nonewprivs; do
+  if [ ! -x "$ctx/$img" ]; then
+    echo "building $img from k8s.io/kubernetes@$K8S/test/images/$img" >&2
+    (cd "$cache/src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$ctx/$img" "k8s.io/kubernetes/test/images/$img")
+  fi
+done
 cp "$src"/test/images/agnhost/porter/localhost.crt "$src"/test/images/agnhost/porter/localhost.key "$ctx/"
 cp "$src"/test/images/kitten/html/kitten.jpg "$src"/test/images/nautilus/html/nautilus.jpg "$ctx/"
 cp "$src"/test/images/kitten/html/data.json "$ctx/kitten.json"
@@ -167,7 +169,7 @@ chmod -R u+w "$ctx"
 
 # build REF DOCKERFILE: builds unless the image exists with the same
 # Dockerfile and context (a label holds their hash).
-ctxsum=$( (cat "$0" "$ctx"/agnhost "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json "$ctx"/localhost.*; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
+ctxsum=$( (cat "$0" "$ctx"/agnhost "$ctx"/nonewprivs "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json "$ctx"/localhost.*; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
 build() {
   local ref=$1 df=$2 sum
   sum=$(printf '%s\n%s' "$df" "$ctxsum" | sha256sum | cut -c1-16)
@@ -204,6 +206,10 @@ build "$e2e/glibc-dns-testing:2.1.1" "FROM $e2e/busybox:1.37.0-2
 CMD [\"sleep\", \"infinity\"]"
 build "$e2e/nonroot:1.5" "FROM $e2e/busybox:1.37.0-2
 USER 1234"
+build "$e2e/nonewprivs:1.4" "FROM $e2e/busybox:1.37.0-2
+COPY nonewprivs /usr/local/bin/nnp
+RUN chmod +s /usr/local/bin/nnp
+CMD [\"nnp\"]"
 build "$e2e/kitten:1.8" "FROM $e2e/agnhost:2.66.1
 COPY kitten.jpg /kitten.jpg
 COPY kitten.json /data.json
