@@ -1,6 +1,11 @@
 package docker
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"kubelab.dev/kubelab/cluster/controlplane"
+)
 
 // TestNodeImageHashIsDeterministic: the same inputs always name the same
 // node image (ranging over a map made about half of the runs rebuild it),
@@ -34,5 +39,18 @@ func TestNodeImageHashIsDeterministic(t *testing.T) {
 	w1 := nodeImageHash(files, "kubelab/node-base:abc", "binhash", "kubelab/pause:3.10", "p1")
 	if w1 == first || nodeImageHash(files, "kubelab/node-base:abc", "binhash", "kubelab/pause:3.10", "p2") == w1 {
 		t.Error("another workload image kept the hash")
+	}
+}
+
+// TestNodeRefusesTheServiceNetwork: node-init.sh refuses forwarded
+// packets still addressed to the cluster's Service network, whichever
+// range the control plane's plan gives it.
+func TestNodeRefusesTheServiceNetwork(t *testing.T) {
+	b, err := files.ReadFile("files/node-init.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "iptables -A FORWARD -d " + controlplane.ServiceCIDR + " -j REJECT"; !strings.Contains(string(b), want) {
+		t.Errorf("node-init.sh lacks %q", want)
 	}
 }

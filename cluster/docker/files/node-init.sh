@@ -41,6 +41,14 @@ mount -o remount,bind,rw /proc/sys/net
 # plane) leaves with the node's address, so replies find their way back.
 iptables -t nat -A POSTROUTING -s 10.240.0.0/12 ! -d 10.240.0.0/12 -j MASQUERADE
 
+# The Service network exists only in kube-proxy's DNAT rules: a pod's
+# packet still addressed to it (a port no Service has) is refused here,
+# where a real network's routers would drop it, instead of leaving the
+# machine, whose own network may answer it (upstream's conformance spec
+# "Services should serve endpoints on same port and different protocols"
+# got an HTTP answer from this host's network on a removed port).
+iptables -A FORWARD -d 10.96.0.0/16 -j REJECT
+
 mkdir -p /run/containerd /var/lib/kubelet /etc/cni/net.d "$KUBELAB_DAEMONS"
 
 # Stopping the node (tini passes SIGTERM to the whole process group): the
