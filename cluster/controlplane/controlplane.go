@@ -254,6 +254,15 @@ func apiserver(t cluster.Topology, s Site, name string) []string {
 // against a ready apiserver.
 const EnvWaitForAPIServer = "KUBELAB_WAIT_FOR_APISERVER"
 
+// EnvServingCA names the cluster CA's files without their extension
+// (ca.crt, ca.key): an apiserver started with it in its environment
+// first re-issues its serving certificate with the same names plus its
+// own address, known only once it runs in its container. That address
+// is the one it advertises (the kubernetes Endpoints, the service
+// account issuer's jwks_uri), so clients that reach it there can verify
+// it.
+const EnvServingCA = "KUBELAB_SERVING_CA"
+
 // EnvWaitReadyz is the path the gate of EnvWaitForAPIServer asks
 // (default /readyz): a cluster restored from a seed gates on every check
 // but the bootstrap hooks whose objects the seed holds.

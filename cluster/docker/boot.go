@@ -74,9 +74,11 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 			env = map[string]string{controlplane.EnvWaitForAPIServer: "/pki/" + controlplane.ControllerManager.Kubeconfig()}
 		case cluster.RoleScheduler:
 			env = map[string]string{controlplane.EnvWaitForAPIServer: "/pki/" + controlplane.Scheduler.Kubeconfig()}
+		case cluster.RoleAPIServer:
+			env = map[string]string{controlplane.EnvServingCA: "/pki/ca"}
 		}
 		b.mu.Lock()
-		if env != nil && b.seeded {
+		if env[controlplane.EnvWaitForAPIServer] != "" && b.seeded {
 			env[controlplane.EnvWaitReadyz] = lifecycle.ServingReadyz
 		}
 		b.mu.Unlock()

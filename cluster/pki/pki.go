@@ -9,6 +9,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -103,6 +104,42 @@ func (ca *CA) Issue(dir, name string, r Request) (Pair, error) {
 	}
 	p := Pair{Cert: filepath.Join(dir, name+".crt"), Key: filepath.Join(dir, name+".key")}
 	return p, write(p, der, key)
+}
+
+// LoadCA reads a CA written by NewCA: prefix.crt and prefix.key.
+func LoadCA(prefix string) (*CA, error) {
+	kp, err := tls.LoadX509KeyPair(prefix+".crt", prefix+".key")
+	if err != nil {
+		return nil, fmt.Errorf("load CA %s: %w", prefix, err)
+	}
+	cert, err := x509.ParseCertificate(kp.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("load CA %s: %w", prefix, err)
+	}
+	key, ok := kp.PrivateKey.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("load CA %s: its key cannot sign", prefix)
+	}
+	return &CA{Cert: cert, Key: key, Path: prefix + ".crt"}, nil
+}
+
+// Reissue signs a new server certificate with the names of the one at
+// certPath plus ips, and writes dir/name.crt and dir/name.key.
+func (ca *CA) Reissue(certPath, dir, name string, ips ...net.IP) (Pair, error) {
+	b, err := os.ReadFile(certPath)
+	if err != nil {
+		return Pair{}, err
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return Pair{}, fmt.Errorf("%s: no PEM certificate", certPath)
+	}
+	old, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		return Pair{}, fmt.Errorf("%s: %w", certPath, err)
+	}
+	return ca.Issue(dir, name, Request{CommonName: old.Subject.CommonName, Organization: old.Subject.Organization,
+		DNSNames: old.DNSNames, IPs: append(old.IPAddresses, ips...), Server: true})
 }
 
 // NewSigningKey writes a service-account signing key pair: dir/name.key

@@ -15,6 +15,7 @@ import (
 	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/cluster/lb"
+	"kubelab.dev/kubelab/cluster/pki"
 )
 
 // Main runs component name with args, as `kubelab component NAME ARGS...`
@@ -35,6 +36,13 @@ func Main(name string, args []string) int {
 	for i, a := range args {
 		if strings.Contains(a, "@HOST_IP@") {
 			args[i] = strings.ReplaceAll(a, "@HOST_IP@", hostIP())
+		}
+	}
+	if prefix := os.Getenv(controlplane.EnvServingCA); prefix != "" && name == "kube-apiserver" {
+		var err error
+		if args, err = servingWithOwnIP(args, prefix, hostIP()); err != nil {
+			fmt.Fprintln(os.Stderr, "kubelab:", err)
+			return 1
 		}
 	}
 	if name == "kubelab-lb" {
@@ -72,4 +80,41 @@ func hostIP() string {
 		}
 	}
 	return "127.0.0.1"
+}
+
+// servingDir is where an apiserver in a container writes the serving
+// certificate servingWithOwnIP issues (its container's own filesystem).
+const servingDir = "/run/kubelab-serving"
+
+// servingWithOwnIP re-issues the serving certificate named by args'
+// --tls-cert-file with ip added, signed by the CA at prefix, and returns
+// args naming the new certificate and key.
+func servingWithOwnIP(args []string, prefix, ip string) ([]string, error) {
+	const certFlag, keyFlag = "--tls-cert-file=", "--tls-private-key-file="
+	certAt, keyAt := -1, -1
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, certFlag):
+			certAt = i
+		case strings.HasPrefix(a, keyFlag):
+			keyAt = i
+		}
+	}
+	if certAt < 0 || keyAt < 0 || net.ParseIP(ip) == nil {
+		return nil, fmt.Errorf("re-issue the serving certificate: want %s and %s flags and an address (got %q)", certFlag, keyFlag, ip)
+	}
+	ca, err := pki.LoadCA(prefix)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(servingDir, 0o700); err != nil {
+		return nil, err
+	}
+	p, err := ca.Reissue(strings.TrimPrefix(args[certAt], certFlag), servingDir, "apiserver", net.ParseIP(ip))
+	if err != nil {
+		return nil, fmt.Errorf("re-issue the serving certificate: %w", err)
+	}
+	out := append([]string(nil), args...)
+	out[certAt], out[keyAt] = certFlag+p.Cert, keyFlag+p.Key
+	return out, nil
 }
