@@ -25,6 +25,7 @@
 # Results (JUnit, the e2e log, summary.txt) go to $KUBELAB_CONFORMANCE_OUT
 # (default: a new directory under /tmp, printed at the end).
 set -euo pipefail
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 repo=$PWD
 backend=docker
@@ -109,7 +110,7 @@ GO
     CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$cache/images/sample-apiserver" k8s.io/sample-apiserver)
   mv "$cache/e2e.test.new" "$cache/e2e.test"
 }
-[ -x "$cache/e2e.test" ] && [ -x "$cache/ginkgo" ] && [ -x "$cache/images/sample-apiserver" ] || build_e2e
+[ -x "$cache/e2e.test" ] && [ -x "$cache/ginkgo" ] && [ -x "$cache/images/sample-apiserver" ] && [ -x "$cache/images/etcd" ] || build_e2e
 
 # --- images -----------------------------------------------------------------
 # The registry names the e2e framework gives its images (manifest.go's
@@ -168,7 +169,7 @@ chmod -R u+w "$ctx"
 
 # build REF DOCKERFILE: builds unless the image exists with the same
 # Dockerfile and context (a label holds their hash).
-ctxsum=$( (cat "$0" "$ctx"/agnhost "$ctx"/nonewprivs "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json "$ctx"/localhost.*; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
+ctxsum=$( (cat "$self" "$ctx"/agnhost "$ctx"/nonewprivs "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json "$ctx"/localhost.*; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
 build() {
   local ref=$1 df=$2 sum
   sum=$(printf '%s\n%s' "$df" "$ctxsum" | sha256sum | cut -c1-16)
