@@ -21,6 +21,7 @@
 #   few others from Debian packages (no registry is reachable). They are
 #   named under kubelab.local through the e2e framework's
 #   KUBE_TEST_REPO_LIST, and put on the workers with `kubelab images load`.
+#   sample-apiserver is built at v0.29.2, the version of upstream's image.
 #
 # Results (JUnit, the e2e log, summary.txt) go to $KUBELAB_CONFORMANCE_OUT
 # (default: a new directory under /tmp, printed at the end).
@@ -102,13 +103,23 @@ import (
 func main() { etcdmain.Main(os.Args) }
 GO
   (cd "$src" && GOFLAGS=-mod=mod go mod tidy > /dev/null 2>&1 &&
-    GOFLAGS=-mod=mod go get "k8s.io/sample-apiserver@v0${K8S#v1}" > /dev/null 2>&1 &&
     CGO_ENABLED=0 GOFLAGS=-mod=mod go test -c -trimpath -ldflags "$ld" -o "$cache/e2e.test.new" k8s.io/kubernetes/test/e2e &&
     CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$cache/ginkgo" github.com/onsi/ginkgo/v2/ginkgo &&
     mkdir -p "$cache/images" &&
-    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$cache/images/etcd" ./cmd/etcd &&
-    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$cache/images/sample-apiserver" k8s.io/sample-apiserver)
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$cache/images/etcd" ./cmd/etcd)
   mv "$cache/e2e.test.new" "$cache/e2e.test"
+  # The sample-apiserver at the version of upstream's image (1.29.2), in
+  # a module of its own with that release's replace directives: the
+  # Aggregator spec's RBAC is written for it (v0.37.2's never turns ready
+  # under it: /readyz 500).
+  local sa=$cache/sample-apiserver
+  mkdir -p "$sa"
+  local mod
+  mod=$(GOFLAGS=-mod=mod go mod download -json k8s.io/sample-apiserver@v0.29.2 | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  { printf 'module kubelab.dev/sampleapiserver\n\ngo 1.22\n\nrequire k8s.io/sample-apiserver v0.29.2\n\n'; sed -n '/^replace (/,/^)/p' "$mod"; } > "$sa/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/sample-apiserver/pkg/cmd/server"\n' > "$sa/tools.go"
+  (cd "$sa" && GOFLAGS=-mod=mod go mod tidy > /dev/null 2>&1 &&
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$cache/images/sample-apiserver" k8s.io/sample-apiserver)
 }
 [ -x "$cache/e2e.test" ] && [ -x "$cache/ginkgo" ] && [ -x "$cache/images/sample-apiserver" ] && [ -x "$cache/images/etcd" ] || build_e2e
 

@@ -19,7 +19,8 @@ import (
 // recorded in docs/conformance.md, where each passed) of what needs real
 // nodes: logs and exec through the apiserver, a container's environment,
 // cluster DNS, Services and pod networking across the workers, the
-// apiserver's proxy, volumes, and an admission webhook served by a pod.
+// apiserver's proxy, volumes, an admission webhook served by a pod, and
+// an aggregated API served by a pod (the sample-apiserver image).
 // It includes the two specs that found kubelab defects: the Service
 // network leaking out of the nodes, and the apiserver's serving
 // certificate not naming the address it advertises.
@@ -35,6 +36,7 @@ var subset = []string{
 	"[sig-storage] ConfigMap should be consumable from pods in volume [Conformance] [NodeConformance]",
 	"[sig-api-machinery] AdmissionWebhook [Privileged:ClusterAdmin] should unconditionally reject operations on fail closed webhook [Conformance]",
 	"[sig-auth] ServiceAccounts ServiceAccountIssuerDiscovery should support OIDC discovery of service account issuer [Conformance]",
+	"[sig-api-machinery] Aggregator Should be able to support the 1.17 Sample API Server using the current Aggregator [LinuxOnly] [Conformance]",
 }
 
 func TestConformanceSubsetOnDocker(t *testing.T) {
