@@ -22,6 +22,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // CA is a certificate authority held in memory while a cluster is made.
@@ -126,18 +127,11 @@ func LoadCA(prefix string) (*CA, error) {
 // Reissue signs a new server certificate with the names of the one at
 // certPath plus ips, and writes dir/name.crt and dir/name.key.
 func (ca *CA) Reissue(certPath, dir, name string, ips ...net.IP) (Pair, error) {
-	b, err := os.ReadFile(certPath)
+	certs, err := certutil.CertsFromFile(certPath)
 	if err != nil {
 		return Pair{}, err
 	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		return Pair{}, fmt.Errorf("%s: no PEM certificate", certPath)
-	}
-	old, err := x509.ParseCertificate(blk.Bytes)
-	if err != nil {
-		return Pair{}, fmt.Errorf("%s: %w", certPath, err)
-	}
+	old := certs[0]
 	return ca.Issue(dir, name, Request{CommonName: old.Subject.CommonName, Organization: old.Subject.Organization,
 		DNSNames: old.DNSNames, IPs: append(old.IPAddresses, ips...), Server: true})
 }

@@ -1,16 +1,14 @@
 package conformance
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"kubelab.dev/kubelab/cluster/docker"
+	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/internal/junit"
 	"kubelab.dev/kubelab/internal/testbin"
 )
@@ -43,11 +41,8 @@ func TestConformanceSubsetOnDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a docker cluster and runs upstream's e2e suite; skipped with -short")
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	err := docker.Available(ctx)
-	cancel()
-	if err != nil {
-		t.Skipf("no Docker engine answers (%v): the conformance subset needs docker nodes", err)
+	if !enginetest.HaveDocker() {
+		t.Skip("no Docker engine answers: the conformance subset needs docker nodes")
 	}
 	bin, err := testbin.Path()
 	if err != nil {
