@@ -4,13 +4,16 @@
 # cluster, and prints a summary: passed, failed, skipped, by SIG, and each
 # failure with its first error line.
 #
-#   hack/conformance.sh [docker] [--focus REGEX] [--skip REGEX] [--procs N] [--serial]
+#   hack/conformance.sh [docker|embedded] [--focus REGEX] [--skip REGEX] [--procs N] [--serial]
 #
-# It boots a docker cluster (real kubelets and containerd) and runs every
-# [Conformance] spec that is neither [Serial] nor [Disruptive]; --serial
-# runs those on their own, one at a time. (The embedded backend's subset,
-# the specs that need no running container, is not defined yet: see
-# docs/conformance.md.)
+# docker (the default) boots a docker cluster (real kubelets and
+# containerd) and runs every [Conformance] spec that is neither [Serial]
+# nor [Disruptive]; --serial runs those on their own, one at a time.
+# embedded boots kwok-simulated nodes, where no container runs, and runs
+# the specs that need none: the "run" lines of
+# hack/conformance/embedded-subset.txt, which says for every other spec
+# what it needs. --focus and --skip (regular expressions over spec names)
+# narrow the conformance specs; they never add others.
 #
 # Everything is built here, offline:
 # - the e2e test binary and ginkgo, in a module outside the repository
@@ -36,7 +39,7 @@ procs=4
 serial=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    docker) backend=$1 ;;
+    docker|embedded) backend=$1 ;;
     --focus) focus=$2; shift ;;
     --focus=*) focus=${1#*=} ;;
     --skip) skip=$2; shift ;;
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
     --procs) procs=$2; shift ;;
     --procs=*) procs=${1#*=} ;;
     --serial) serial=1 ;;
-    *) echo "hack/conformance.sh: unknown argument $1 (want docker, --focus REGEX, --skip REGEX, --procs N, --serial)" >&2; exit 2 ;;
+    *) echo "hack/conformance.sh: unknown argument $1 (want docker, embedded, --focus REGEX, --skip REGEX, --procs N, --serial)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -78,6 +81,7 @@ package conformance
 
 import (
 	_ "github.com/onsi/ginkgo/v2/ginkgo"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "k8s.io/kubernetes/test/e2e"
 )
 GO
@@ -105,6 +109,7 @@ GO
   (cd "$src" && GOFLAGS=-mod=mod go mod tidy > /dev/null 2>&1 &&
     CGO_ENABLED=0 GOFLAGS=-mod=mod go test -c -trimpath -ldflags "$ld" -o "$cache/e2e.test.new" k8s.io/kubernetes/test/e2e &&
     CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$cache/ginkgo" github.com/onsi/ginkgo/v2/ginkgo &&
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$cache/kubectl" k8s.io/kubernetes/cmd/kubectl &&
     mkdir -p "$cache/images" &&
     CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$cache/images/etcd" ./cmd/etcd)
   mv "$cache/e2e.test.new" "$cache/e2e.test"
@@ -121,7 +126,9 @@ GO
   (cd "$sa" && GOFLAGS=-mod=mod go mod tidy > /dev/null 2>&1 &&
     CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$cache/images/sample-apiserver" k8s.io/sample-apiserver)
 }
-[ -x "$cache/e2e.test" ] && [ -x "$cache/ginkgo" ] && [ -x "$cache/images/sample-apiserver" ] && [ -x "$cache/images/etcd" ] || build_e2e
+# The specs run this kubectl (--kubectl-path), of the same version.
+[ -x "$cache/e2e.test" ] && [ -x "$cache/ginkgo" ] && [ -x "$cache/images/sample-apiserver" ] && [ -x "$cache/images/etcd" ] &&
+  [ "$("$cache/kubectl" version --client 2> /dev/null | head -1)" = "Client Version: $K8S" ] || build_e2e
 
 # --- images -----------------------------------------------------------------
 # The registry names the e2e framework gives its images (manifest.go's
@@ -145,6 +152,8 @@ images=(
   "$e2e/sample-apiserver:1.29.2" "$reg/etcd:3.7.0-0"
 )
 
+# Embedded nodes run no container: they need no image.
+if [ "$backend" = docker ]; then
 # e2e-base: a Debian rootfs with the tools the specs run in their
 # containers (curl, dig, nc, ip, nginx); upstream's agnhost is Alpine
 # with the same tools. trixie, for its busybox 1.37 (the version the
@@ -237,25 +246,46 @@ build "$reg/etcd:3.7.0-0" "FROM $e2e/busybox:1.37.0-2
 COPY etcd /usr/local/bin/etcd
 CMD [\"/usr/local/bin/etcd\"]"
 
+fi
+
 # --- the cluster --------------------------------------------------------------
-"$kubelab" up --name "$name" --backend docker --workers 2
-docker tag kubelab/pause:3.10 "$reg/pause:3.10.2"
-"$kubelab" images load --name "$name" "${images[@]}"
+"$kubelab" up --name "$name" --backend "$backend" --workers 2
+if [ "$backend" = docker ]; then
+  docker tag kubelab/pause:3.10 "$reg/pause:3.10.2"
+  "$kubelab" images load --name "$name" "${images[@]}"
+fi
 kubeconfig=$("$kubelab" kubeconfig --name "$name")
 
 # --- the run ------------------------------------------------------------------
+# Conformance specs carry that label, and [Serial] and [Disruptive]
+# ones those: --focus narrows the conformance specs, never adds others.
+labels='Conformance && !Serial && !Disruptive'
 if [ "$serial" = 1 ]; then
-  focus="($focus).*(\[Serial\]|\[Disruptive\])|(\[Serial\]|\[Disruptive\]).*($focus)"
+  labels='Conformance && (Serial || Disruptive)'
   procs=1
-else
-  skip="\[Serial\]|\[Disruptive\]${skip:+|$skip}"
 fi
-echo "running conformance specs: focus=$focus skip=$skip procs=$procs (results in $out)" >&2
+if [ "$backend" = embedded ]; then
+  # The subset: every "run" spec of the list that --focus matches, each
+  # name as a literal followed by its [Conformance] tag. A dry run checks
+  # that each name is still a spec of this e2e binary.
+  list=$repo/hack/conformance/embedded-subset.txt
+  names=$(grep -P '^run\t' "$list" | cut -f2 | sed 's/$/ [Conformance]/')
+  exact() { sed -e 's/[][\.*^$()+?{}|]/\\&/g' | paste -sd'|'; }
+  want=$(printf '%s\n' "$names" | wc -l)
+  found=$("$cache/e2e.test" --ginkgo.dry-run --ginkgo.focus="$(printf '%s\n' "$names" | exact)" --ginkgo.no-color --ginkgo.v --kubeconfig=/dev/null 2>/dev/null | grep -c '^\[sig-' || true)
+  if [ "$found" != "$want" ]; then
+    echo "$list names $want specs to run; the e2e binary of $K8S has $found of them" >&2
+    exit 1
+  fi
+  focus=$(printf '%s\n' "$names" | { grep -P -- "$focus" || true; } | exact)
+  [ -n "$focus" ] || { echo "no spec of the embedded subset matches --focus" >&2; exit 2; }
+fi
+echo "running conformance specs: ${focus:0:200} (labels: $labels, skip: $skip, procs: $procs; results in $out)" >&2
 start=$(date +%s)
 status=0
 KUBE_TEST_REPO_LIST=$cache/repo-list.yaml "$cache/ginkgo" --procs="$procs" --timeout=6h --no-color \
-  --focus="$focus" --skip="$skip" --junit-report=junit.xml --output-dir="$out" \
-  "$cache/e2e.test" -- --kubeconfig="$kubeconfig" --provider=skeleton --report-dir="$out" \
+  --focus="$focus" --skip="$skip" --label-filter="$labels" --junit-report=junit.xml --output-dir="$out" \
+  "$cache/e2e.test" -- --kubeconfig="$kubeconfig" --kubectl-path="$cache/kubectl" --provider=skeleton --report-dir="$out" \
   > "$out/e2e.log" 2>&1 || status=$?
 took=$(( $(date +%s) - start ))
 go run ./hack/junitsummary -took "${took}s" -backend "$backend" "$out/junit.xml" | tee "$out/summary.txt"

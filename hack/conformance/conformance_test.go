@@ -37,6 +37,25 @@ var subset = []string{
 	"[sig-api-machinery] Aggregator Should be able to support the 1.17 Sample API Server using the current Aggregator [LinuxOnly] [Conformance]",
 }
 
+// embeddedSubset is what CI runs on embedded (kwok) nodes: quick specs
+// of hack/conformance/embedded-subset.txt's "run" lines: the API
+// machinery (watch, CRDs, field validation, admission policies), the
+// controllers' object behaviour (garbage collection, Deployments,
+// StatefulSets, PodDisruptionBudgets and eviction), RBAC reviews and
+// kubectl.
+var embeddedSubset = []string{
+	"[sig-api-machinery] Watchers should be able to restart watching from the last resource version observed by the previous watch [Conformance]",
+	"[sig-api-machinery] CustomResourceDefinition resources [Privileged:ClusterAdmin] Simple CustomResourceDefinition creating/deleting custom resource definition objects works [Conformance]",
+	"[sig-api-machinery] FieldValidation should detect unknown and duplicate fields of a typed object [Conformance]",
+	"[sig-api-machinery] ValidatingAdmissionPolicy [Privileged:ClusterAdmin] should validate against a Deployment [Conformance]",
+	"[sig-api-machinery] Garbage collector should delete RS created by deployment when not orphaning [Conformance]",
+	"[sig-apps] Deployment RollingUpdateDeployment should delete old pods and create new ones [Conformance]",
+	"[sig-apps] StatefulSet Basic StatefulSet functionality [StatefulSetBasic] should have a working scale subresource [Conformance]",
+	"[sig-apps] DisruptionController should block an eviction until the PDB is updated to allow it [Conformance]",
+	"[sig-auth] SubjectReview should support SubjectReview API operations [Conformance]",
+	"[sig-cli] Kubectl client Kubectl describe should check if kubectl describe prints relevant information for rc and pods [Conformance]",
+}
+
 func TestConformanceSubsetOnDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a docker cluster and runs upstream's e2e suite; skipped with -short")
@@ -44,19 +63,34 @@ func TestConformanceSubsetOnDocker(t *testing.T) {
 	if !enginetest.HaveDocker() {
 		t.Skip("no Docker engine answers: the conformance subset needs docker nodes")
 	}
+	runSubset(t, "docker", subset)
+}
+
+func TestConformanceSubsetOnEmbedded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a cluster and runs upstream's e2e suite; skipped with -short")
+	}
+	runSubset(t, "embedded", embeddedSubset)
+}
+
+// runSubset runs specs (full names, as the JUnit report gives them)
+// through hack/conformance.sh on backend, and fails unless each passed
+// and none failed or was skipped.
+func runSubset(t *testing.T, backend string, specs []string) {
+	t.Helper()
 	bin, err := testbin.Path()
 	if err != nil {
 		t.Fatal(err)
 	}
-	quoted := make([]string, len(subset))
-	for i, s := range subset {
+	quoted := make([]string, len(specs))
+	for i, s := range specs {
 		quoted[i] = regexp.QuoteMeta(s)
 	}
 	out := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join("..", "conformance.sh"), "docker", "--focus", strings.Join(quoted, "|"))
+	cmd := exec.CommandContext(t.Context(), "bash", filepath.Join("..", "conformance.sh"), backend, "--focus", strings.Join(quoted, "|"))
 	cmd.Env = append(os.Environ(), "KUBELAB_BIN="+bin, "KUBELAB_CONFORMANCE_OUT="+out, "KUBELAB_HOME="+filepath.Join(out, "home"))
 	b, err := cmd.CombinedOutput()
-	t.Logf("hack/conformance.sh:\n%s", tail(string(b), 40))
+	t.Logf("hack/conformance.sh %s:\n%s", backend, tail(string(b), 40))
 	s, rerr := junit.Read(filepath.Join(out, "junit.xml"))
 	if rerr != nil {
 		t.Fatalf("no report (script: %v): %v", err, rerr)
@@ -71,7 +105,7 @@ func TestConformanceSubsetOnDocker(t *testing.T) {
 	for _, p := range s.Passed {
 		ran[p] = true
 	}
-	for _, want := range subset {
+	for _, want := range specs {
 		if !ran[want] {
 			t.Errorf("did not pass: %s", want)
 		}
