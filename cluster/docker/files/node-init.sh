@@ -1,7 +1,7 @@
 #!/bin/sh
 # Prepares a kubelab worker container (mounts, cgroups, host-safe sysctls),
-# starts containerd, imports the preloaded images, then starts kube-proxy
-# and the kubelet. Each daemon runs under a supervisor (daemons.sh) that
+# starts containerd (its store holds the preloaded images: Dockerfile.node),
+# then kube-proxy and the kubelet. Each daemon runs under a supervisor (daemons.sh) that
 # restarts it when it exits and holds it down while the backend asks
 # (kill|stop|start worker-N/kubelet), so a daemon can die without its node.
 # Arguments: none; KUBELET_ARGS and KUBE_PROXY_ARGS come from the
@@ -71,9 +71,13 @@ until ctr version > /dev/null 2>&1; do
   i=$((i+1)); [ $i -gt 100 ] && { log "containerd did not start"; cat /var/log/containerd.log; exit 1; }
   sleep 0.1
 done
-for t in /var/lib/kubelab/images/*.tar; do
-  ctr -n k8s.io images import --no-unpack=false "$t" > /dev/null
-done
+# The node image's containerd store already holds the workload images
+# (Dockerfile.node); a store that does not gets them here.
+if [ -z "$(ctr -n k8s.io images ls -q)" ]; then
+  for t in /var/lib/kubelab/images/*.tar; do
+    ctr -n k8s.io images import --no-unpack=false "$t" > /dev/null
+  done
+fi
 log "containerd ready, images: $(ctr -n k8s.io images ls -q | tr '\n' ' ')"
 
 # kube-proxy logs to its file; the kubelet to the container's output (the
