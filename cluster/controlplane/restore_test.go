@@ -14,14 +14,7 @@ import (
 // data directory boots as that member; only the token is new.
 func TestEtcdRestoreArgsMatchThePlan(t *testing.T) {
 	topo := cluster.Topology{Name: "c", Etcd: 3}.WithDefaults()
-	site := controlplane.Site{
-		Path: func(f string) string { return "/pki/" + f },
-		Etcd: func(m string) controlplane.EtcdURLs {
-			return controlplane.EtcdURLs{AdvertiseClient: "https://" + m + ":2379", AdvertisePeer: "https://" + m + ":2380", DataDir: "/var/lib/etcd"}
-		},
-		APIServer: func(string) controlplane.Serving { return controlplane.Serving{} },
-		Serving:   func(string) controlplane.Serving { return controlplane.Serving{} },
-	}
+	site := testSite()
 	var member controlplane.Component
 	for _, c := range controlplane.Components(topo, site) {
 		if c.Name == "etcd-2" {
@@ -42,6 +35,39 @@ func TestEtcdRestoreArgsMatchThePlan(t *testing.T) {
 	}
 	if value(args, "--data-dir") != "/fresh" || !slices.Contains(args, "--mark-compacted") || value(args, "--bump-revision") == "" {
 		t.Errorf("want --data-dir=/fresh, --bump-revision and --mark-compacted: %q", args)
+	}
+}
+
+// TestLoneEtcdMemberElectsAtOnce: an etcd cluster of one runs with a
+// 10 ms tick (its first election waits 10-100 ms, not up to 1 s); members
+// of 3 keep upstream's timings, which the election labs are about.
+func TestLoneEtcdMemberElectsAtOnce(t *testing.T) {
+	site := testSite()
+	for _, tc := range []struct {
+		etcd                int
+		heartbeat, election string
+	}{{1, "10", "100"}, {3, "", ""}} {
+		topo := cluster.Topology{Name: "c", Etcd: tc.etcd}.WithDefaults()
+		for _, c := range controlplane.Components(topo, site) {
+			if c.Role != cluster.RoleEtcd {
+				continue
+			}
+			if h, e := value(c.Args, "--heartbeat-interval"), value(c.Args, "--election-timeout"); h != tc.heartbeat || e != tc.election {
+				t.Errorf("%s of %d: --heartbeat-interval=%q --election-timeout=%q, want %q and %q", c.Name, tc.etcd, h, e, tc.heartbeat, tc.election)
+			}
+		}
+	}
+}
+
+// testSite places every member at its own name.
+func testSite() controlplane.Site {
+	return controlplane.Site{
+		Path: func(f string) string { return "/pki/" + f },
+		Etcd: func(m string) controlplane.EtcdURLs {
+			return controlplane.EtcdURLs{AdvertiseClient: "https://" + m + ":2379", AdvertisePeer: "https://" + m + ":2380", DataDir: "/var/lib/etcd"}
+		},
+		APIServer: func(string) controlplane.Serving { return controlplane.Serving{} },
+		Serving:   func(string) controlplane.Serving { return controlplane.Serving{} },
 	}
 }
 
