@@ -29,7 +29,6 @@
 # Results (JUnit, the e2e log, summary.txt) go to $KUBELAB_CONFORMANCE_OUT
 # (default: a new directory under /tmp, printed at the end).
 set -euo pipefail
-self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 repo=$PWD
 backend=docker
@@ -188,11 +187,13 @@ cp "$src"/test/images/nautilus/html/data.json "$ctx/nautilus.json"
 chmod -R u+w "$ctx"
 
 # build REF DOCKERFILE: builds unless the image exists with the same
-# Dockerfile and context (a label holds their hash).
-ctxsum=$( (cat "$self" "$ctx"/agnhost "$ctx"/nonewprivs "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json "$ctx"/localhost.*; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
+# Dockerfile, context and parent image (a label holds their hash), so an
+# image is rebuilt when the one it is FROM was, and only then.
+ctxsum=$( (cat "$ctx"/agnhost "$ctx"/nonewprivs "$ctx"/etcd "$ctx"/sample-apiserver "$ctx"/*.jpg "$ctx"/*.json "$ctx"/localhost.*; docker image inspect -f '{{.Id}}' "$base") | sha256sum)
 build() {
-  local ref=$1 df=$2 sum
-  sum=$(printf '%s\n%s' "$df" "$ctxsum" | sha256sum | cut -c1-16)
+  local ref=$1 df=$2 sum parent
+  parent=$(docker image inspect -f '{{.Id}}' "$(printf '%s\n' "$df" | sed -n '1s/^FROM //p')")
+  sum=$(printf '%s\n%s\n%s' "$df" "$ctxsum" "$parent" | sha256sum | cut -c1-16)
   if [ "$(docker image inspect -f '{{index .Config.Labels "dev.kubelab.e2e"}}' "$ref" 2>/dev/null)" = "$sum" ]; then
     return
   fi
