@@ -1,9 +1,10 @@
 #!/bin/sh
 # Prepares a kubelab worker container (mounts, cgroups, host-safe sysctls),
 # starts containerd (its store holds the preloaded images: Dockerfile.node),
-# then kube-proxy and the kubelet. Each daemon runs under a supervisor (daemons.sh) that
-# restarts it when it exits and holds it down while the backend asks
-# (kill|stop|start worker-N/kubelet), so a daemon can die without its node.
+# then kube-proxy and the kubelet. Each daemon runs under a supervisor
+# (daemons.sh) that restarts it when it exits and holds it down while the
+# backend asks (kill|stop|start worker-N/kubelet), so a daemon can die
+# without its node.
 # Arguments: none; KUBELET_ARGS and KUBE_PROXY_ARGS come from the
 # environment.
 set -eu
