@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # kwokctl and kubelab side by side, on identical upstream code: builds
 # kwokctl v0.8.0 outside this repository (it never enters go.mod), points
-# its binary runtime at kubelab's own components (bin/kubelab component
-# NAME, through one-line wrappers), then boots the same clusters with both
-# and prints one table: a minimal cluster (1 etcd, 1 apiserver, KCM,
-# scheduler, 1 node) until it is usable (the node Ready and the default
+# its binary runtime at kubelab's own components
+# (bin/kubelab-control-plane component NAME, through one-line wrappers),
+# then boots the same clusters with both and prints one table: a minimal
+# cluster (1 etcd, 1 apiserver, KCM, scheduler, 1 node) until it is usable (the node Ready and the default
 # ServiceAccount made), its teardown until every process is gone, and,
 # with --scale, N nodes Ready and M pods of one Deployment Running.
 #
@@ -37,9 +37,12 @@ if [ ! -x "$work/bin/kwokctl" ]; then
 fi
 kwokctl=$work/bin/kwokctl
 
-# The components kwokctl starts are kubelab's.
+# The components kwokctl starts are kubelab's: the binaries embedded
+# clusters run (kubelab-control-plane; kubectl is in kubelab-components).
 for c in kube-apiserver kube-controller-manager kube-scheduler etcd kwok kubectl; do
-  printf '#!/bin/sh\nexec %s component %s "$@"\n' "$kubelab" "$c" > "$work/wrap/$c"
+  bin=$root/bin/kubelab-control-plane
+  [ "$c" = kubectl ] && bin=$root/bin/kubelab-components
+  printf '#!/bin/sh\nexec %s component %s "$@"\n' "$bin" "$c" > "$work/wrap/$c"
   chmod +x "$work/wrap/$c"
 done
 cat > "$work/kwok.yaml" <<EOF

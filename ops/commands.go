@@ -16,6 +16,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/internal/binaries"
 )
 
 func init() {
@@ -72,19 +73,30 @@ func (k *KubectlOp) Validate(c Checker) {
 
 // Exec runs the built-in kubectl against the lab cluster.
 func (k *KubectlOp) Exec(ctx context.Context, env Env) (string, error) {
-	args := append([]string{"kubectl"}, k.Args...)
+	args := append(kubectl(env), k.Args...)
 	if k.Namespace != "" {
 		args = append(args, "--namespace", k.Namespace)
 	}
 	return runCommand(ctx, env, command{what: "kubectl " + strings.Join(k.Args, " "), expectError: k.ExpectError,
 		expect: k.expect, bind: k.Bind, retry: k.Retry}, func(ctx context.Context) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, env.Binary(), args...)
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Cluster().Access().Kubeconfig)
 		if k.Stdin != "" {
 			cmd.Stdin = strings.NewReader(k.Stdin)
 		}
 		return cmd
 	})
+}
+
+// kubectl is the command line of the built-in kubectl: the components
+// binary next to kubelab runs it itself (`kubelab kubectl` would start
+// kubelab only to execute that binary).
+func kubectl(env Env) []string {
+	bin := env.Binary()
+	if c := binaries.ComponentsOf(bin); c != bin {
+		return []string{c, "component", "kubectl"}
+	}
+	return []string{bin, "kubectl"}
 }
 
 // ScriptOp runs a shell command.
@@ -139,7 +151,7 @@ func (s *ScriptOp) Exec(ctx context.Context, env Env) (string, error) {
 		func(ctx context.Context) *exec.Cmd {
 			cmd := exec.CommandContext(ctx, "sh", "-c", s.Command)
 			c := env.Cluster()
-			cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Access().Kubeconfig, "KUBECTL="+env.Binary()+" kubectl",
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Access().Kubeconfig, "KUBECTL="+strings.Join(kubectl(env), " "),
 				"KUBELAB_CLUSTER="+c.Topology().Name, "KUBELAB_BACKEND="+c.Name())
 			return cmd
 		})

@@ -102,7 +102,8 @@ func (p *ProbeOp) Exec(_ context.Context, env Env) (string, error) {
 		defer tick.Stop()
 		for {
 			actx, cancel := context.WithTimeout(ctx, p.attemptTimeout())
-			cmd := exec.CommandContext(actx, env.Binary(), append([]string{"kubectl"}, p.Kubectl...)...)
+			args := append(kubectl(env), p.Kubectl...)
+			cmd := exec.CommandContext(actx, args[0], args[1:]...)
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Cluster().Access().Kubeconfig)
 			out, err := cmd.CombinedOutput()
 			cancel()

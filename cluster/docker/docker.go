@@ -28,6 +28,7 @@ import (
 	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/cluster/lifecycle"
 	"kubelab.dev/kubelab/cluster/seed"
+	"kubelab.dev/kubelab/internal/binaries"
 )
 
 // Labels on every container, network and volume of a cluster.
@@ -74,7 +75,9 @@ type Options struct {
 	Home string
 	// Dir is the cluster's state directory on the host (PKI, kubeconfig).
 	Dir string
-	// Binary is the kubelab binary put into the images.
+	// Binary is the kubelab binary. The images hold the components
+	// binary next to it (see package binaries), which also restores and
+	// seeds etcd; the reaper is kubelab itself.
 	Binary string
 	// Ephemeral clusters are removed by the next Sweep once their owner
 	// process is gone.
@@ -86,6 +89,10 @@ type Options struct {
 	Seeds string
 	Log   *slog.Logger
 }
+
+// components is the executable that carries the components: the images
+// hold it, and it runs etcdutl on the host.
+func (b *Backend) components() string { return binaries.ComponentsOf(b.opts.Binary) }
 
 // Backend is a cluster of containers.
 type Backend struct {
@@ -215,8 +222,8 @@ func (b *Backend) objectName(component string) string {
 // started so far is removed before Up returns.
 func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 	opts := lifecycle.Options{Timeout: 3 * time.Minute, Seeds: seed.Cache{Dir: b.opts.Seeds},
-		Fresh: b.topo.Fresh || seed.FreshFromEnv(), Binary: b.opts.Binary}
-	key, err := seed.Key(b.opts.Binary, "backend=docker")
+		Fresh: b.topo.Fresh || seed.FreshFromEnv(), Binary: b.components()}
+	key, err := seed.Key(b.components(), "backend=docker")
 	if err != nil {
 		b.opts.Log.Warn("no seed", "err", err)
 		opts.Seeds = seed.Cache{}

@@ -7,15 +7,16 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
+	"kubelab.dev/kubelab/internal/binaries"
 	"kubelab.dev/kubelab/internal/fileid"
 )
 
 // graderDockerfile makes the image that grades one submission in a pod
-// of a class cluster (`kubelab grade --on`): the kubelab binary FROM
-// scratch, as the control-plane image, plus a static busybox as /bin/sh
-// and the usual tools, because exercise checks run `script` operations.
-// The binary runs the embedded backend inside the pod: no Docker, no
-// privileges.
+// of a class cluster (`kubelab grade --on`): the kubelab binary and the
+// components binary next to it, FROM scratch, plus a static busybox as
+// /bin/sh and the usual tools, because exercise checks run `script`
+// operations. kubelab runs the embedded backend inside the pod: no
+// Docker, no privileges.
 const graderDockerfile = `ARG BASE
 FROM ${BASE} AS tools
 RUN mkdir -p /out/bin /out/tmp /out/work && chmod 1777 /out/tmp && chmod 0777 /out/work && cp /bin/busybox /out/bin/busybox && \
@@ -23,23 +24,34 @@ RUN mkdir -p /out/bin /out/tmp /out/work && chmod 1777 /out/tmp && chmod 0777 /o
 FROM scratch
 COPY --from=tools /out/ /
 COPY kubelab /kubelab
+COPY kubelab-components /kubelab-components
 ENV PATH=/bin HOME=/work KUBELAB_HOME=/work/kubelab TMPDIR=/tmp
 ENTRYPOINT ["/kubelab"]
 `
 
 // GraderImage is the reference `kubelab images build` gives the grader
-// image of the kubelab binary bin. It depends only on the binary and the
-// image's recipe, so a class-grading run finds it without Docker.
+// image of the kubelab binary bin. It depends only on the binaries and
+// the image's recipe, so a class-grading run finds it without Docker.
 func GraderImage(bin string) (string, error) {
+	h, err := graderHash(bin)
+	if err != nil {
+		return "", err
+	}
+	return "kubelab/grader:" + h[:12], nil
+}
+
+// graderHash is the content hash of the grader image of bin: its recipe,
+// base, and the build IDs of kubelab and of the components binary.
+func graderHash(bin string) (string, error) {
 	binHash, err := fileid.BuildHex(bin)
 	if err != nil {
 		return "", err
 	}
-	return "kubelab/grader:" + graderHash(binHash)[:12], nil
-}
-
-func graderHash(binHash string) string {
-	return hashStrings(graderDockerfile, baseImage(), binHash)
+	compHash, err := fileid.BuildHex(binaries.ComponentsOf(bin))
+	if err != nil {
+		return "", err
+	}
+	return hashStrings(graderDockerfile, baseImage(), binHash, compHash), nil
 }
 
 // BuildGrader builds the grader image of bin (cached by content hash)
@@ -57,7 +69,11 @@ func BuildGrader(ctx context.Context, bin string, progress func(string)) (string
 }
 
 func buildGrader(ctx context.Context, cli *client.Client, bin string, progress func(string)) (string, error) {
-	binHash, err := fileid.BuildHex(bin)
+	h, err := graderHash(bin)
+	if err != nil {
+		return "", err
+	}
+	comp, err := binaries.MustComponents(bin)
 	if err != nil {
 		return "", err
 	}
@@ -65,8 +81,8 @@ func buildGrader(ctx context.Context, cli *client.Client, bin string, progress f
 	if err != nil {
 		return "", err
 	}
-	h := graderHash(binHash)
 	ref := "kubelab/grader:" + h[:12]
-	err = buildIfChanged(ctx, cli, ref, h, map[string]string{"Dockerfile": graderDockerfile}, map[string]string{"kubelab": bin}, progress, "BASE="+base)
+	err = buildIfChanged(ctx, cli, ref, h, map[string]string{"Dockerfile": graderDockerfile},
+		map[string]string{"kubelab": bin, "kubelab-components": comp}, progress, "BASE="+base)
 	return ref, err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
+	"kubelab.dev/kubelab/internal/binaries"
 	"kubelab.dev/kubelab/internal/fileid"
 )
 
@@ -57,12 +58,14 @@ type Images struct {
 
 // BuildImages makes every image the docker backend needs, skipping those
 // whose content hash label says they are up to date. bin is the kubelab
-// binary; the pause, http and coredns binaries are expected next to it
-// (hack/build.sh builds all four).
+// binary; the components, pause, http and coredns binaries are expected
+// next to it (hack/build.sh builds them all). The images hold the
+// components binary as /kubelab: the command line is not needed there.
 func BuildImages(ctx context.Context, cli *client.Client, bin string, progress func(string)) (Images, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
+	bin = binaries.ComponentsOf(bin)
 	imgs := Images{Progress: progress}
 	// Content hashes are the binaries' Go build IDs: read from a note, not
 	// the whole file, as every boot checks them.
@@ -90,7 +93,7 @@ func BuildImages(ctx context.Context, cli *client.Client, bin string, progress f
 	}
 	imgs.Pause, imgs.HTTP = workloadPause, workloadHTTP
 
-	// Control-plane image: the kubelab binary FROM scratch.
+	// Control-plane image: the components binary FROM scratch.
 	imgs.Kubelab = "kubelab/kubelab:" + binHash[:12]
 	df := "FROM scratch\nCOPY kubelab /kubelab\nENTRYPOINT [\"/kubelab\"]\n"
 	if err := buildIfChanged(ctx, cli, imgs.Kubelab, binHash, map[string]string{"Dockerfile": df}, map[string]string{"kubelab": bin}, progress); err != nil {

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/lifecycle"
 	"kubelab.dev/kubelab/cluster/seed"
+	"kubelab.dev/kubelab/internal/binaries"
 )
 
 // Options configure a cluster of this backend.
@@ -36,7 +36,7 @@ type Options struct {
 	// Components is the executable that runs the cluster's processes
 	// (`component NAME ARGS...`): the kubelab-control-plane built next to
 	// Binary when there is one (it starts faster: it carries only the
-	// control plane), else Binary.
+	// control plane), else kubelab-components, else Binary.
 	Components string
 	// Ephemeral clusters die with this process (labs, tests); others stay up
 	// after `kubelab up` returns.
@@ -99,8 +99,8 @@ func (o Options) withDefaults() (Options, error) {
 		o.Binary = self
 	}
 	if o.Components == "" {
-		o.Components = o.Binary
-		if cp := filepath.Join(filepath.Dir(o.Binary), ControlPlaneBinary); isExecutable(cp) {
+		o.Components = binaries.ComponentsOf(o.Binary)
+		if cp, ok := binaries.Sibling(o.Binary, binaries.ControlPlane); ok {
 			o.Components = cp
 		}
 	}
@@ -118,15 +118,6 @@ func (b *Backend) Topology() cluster.Topology { return b.st.Topology }
 
 // Dir is the cluster's state directory.
 func (b *Backend) Dir() string { return b.dir }
-
-// ControlPlaneBinary is the name of the control-plane executable
-// hack/build.sh puts next to kubelab (see Options.Components).
-const ControlPlaneBinary = "kubelab-control-plane"
-
-func isExecutable(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
-}
 
 // Up implements cluster.Backend through the one boot lifecycle (see
 // cluster/lifecycle). On failure, or when ctx is cancelled, everything

@@ -1,6 +1,8 @@
 // Command kubelab boots real Kubernetes lab clusters and runs labs on them.
-// It is also a multi-call binary carrying the upstream components:
-// `kubelab component NAME ARGS...`, `kubelab kubectl ...`, `kubelab etcdctl ...`.
+// `kubelab component NAME ARGS...`, `kubelab kubectl ...` and `kubelab
+// etcdctl ...` run the upstream components, which kubelab does not link:
+// it executes kubelab-components, built next to it (see package
+// binaries), so that every kubelab command starts quickly.
 package main
 
 import (
@@ -14,9 +16,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cmd/kubelab/app"
-	"kubelab.dev/kubelab/internal/components"
-	_ "kubelab.dev/kubelab/internal/components/clients" // kubectl, etcdctl
-	_ "kubelab.dev/kubelab/internal/components/node"    // kubelet, kube-proxy, cri, ip-route
+	"kubelab.dev/kubelab/internal/binaries"
 	"kubelab.dev/kubelab/internal/safetext"
 )
 
@@ -30,8 +30,7 @@ func main() {
 		os.Exit(runComponent(os.Args[2], os.Args[3:]))
 	}
 	if len(os.Args) == 2 && os.Args[1] == "component" {
-		fmt.Fprintf(os.Stderr, "usage: kubelab component NAME [ARGS...]; components: %v, kubelab-lb\n", components.Names())
-		os.Exit(app.ExitInvalid)
+		os.Exit(execComponents(os.Args[1:])) // its usage lists the components
 	}
 	if c, ok := app.ParseClientCall(os.Args[1:]); ok {
 		os.Exit(runClient(c))
@@ -66,7 +65,27 @@ func runComponent(name string, args []string) int {
 		}
 		return 0
 	}
-	return components.Main(name, args)
+	return execComponents(append([]string{"component", name}, args...))
+}
+
+// execComponents replaces this process with kubelab-components and args:
+// the component keeps this process's PID, so whoever started it (an
+// embedded cluster's supervisor, a shell, a container runtime) signals
+// and waits for the component itself. It returns only on failure.
+func execComponents(args []string) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubelab: find kubelab binary:", err)
+		return 1
+	}
+	bin, err := binaries.MustComponents(self)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kubelab:", err)
+		return 1
+	}
+	err = syscall.Exec(bin, append([]string{bin}, args...), os.Environ())
+	fmt.Fprintf(os.Stderr, "kubelab: run %s: %v\n", bin, err)
+	return 1
 }
 
 // runClient runs kubectl or etcdctl against the named lab cluster unless

@@ -76,3 +76,26 @@ func TestLayers(t *testing.T) {
 		t.Fatalf("go list listed %d packages", seen)
 	}
 }
+
+// TestCommandLineLinksNoComponent: kubelab's command line starts in a
+// fraction of the time because it links none of the upstream components
+// (they run from kubelab-components, see internal/binaries). One import of
+// a component package would bring back ~700 package initialisers to every
+// kubelab command, silently: this test says so.
+func TestCommandLineLinksNoComponent(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../../cmd/kubelab").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 100 {
+		t.Fatalf("go list listed %d packages", len(deps))
+	}
+	for _, d := range deps {
+		for _, banned := range []string{module + "/internal/components", "k8s.io/kubernetes/", "go.etcd.io/etcd/server/", "k8s.io/kubectl/pkg/cmd", "sigs.k8s.io/kwok/pkg/kwok"} {
+			if strings.HasPrefix(d, banned) {
+				t.Errorf("cmd/kubelab links %s: components belong in cmd/kubelab-components", d)
+			}
+		}
+	}
+}

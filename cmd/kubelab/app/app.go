@@ -107,6 +107,15 @@ func runWith(ctx context.Context, s Streams, args []string, h hooks) error {
 	return err
 }
 
+// sweeps reports whether cmd first removes the orphans of dead kubelab
+// processes. Commands that only print what the binary knows (kubelab
+// alone, --version, version, help) do not: the sweep reads every
+// process's environment and, where Docker runs, asks it for containers,
+// several times what such a command costs otherwise.
+func sweeps(cmd *cobra.Command) bool {
+	return cmd.HasParent() && cmd.Name() != "version" && cmd.Name() != "help"
+}
+
 // NewRootCommand builds the command tree.
 func NewRootCommand(s Streams) *cobra.Command { return newRootCommand(&globals{streams: s}) }
 
@@ -144,6 +153,9 @@ exercises.
 		g.ran = true
 		if err := g.setLang(); err != nil {
 			return err
+		}
+		if !sweeps(cmd) {
+			return nil
 		}
 		removed, err := embedded.Home(g.home).Sweep(cmd.Context())
 		for _, n := range removed {

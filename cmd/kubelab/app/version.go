@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"kubelab.dev/kubelab/internal/binaries"
 )
 
 // Version is what `kubelab version` reports: kubelab's own version and
@@ -35,12 +37,13 @@ type ComponentVersion struct {
 
 // componentModules are the modules whose versions are the components'.
 // A component with a binary is not linked into kubelab: its version is
-// read from that binary, next to kubelab (the image of the DNS addon's
+// read from that binary, next to kubelab (kubelab-components carries the
+// upstream components, kubelab-coredns is the image of the DNS addon's
 // pods).
 var componentModules = []struct{ name, module, binary string }{
-	{"Kubernetes", "k8s.io/kubernetes", ""},
-	{"etcd", "go.etcd.io/etcd/server/v3", ""},
-	{"kwok", "sigs.k8s.io/kwok", ""},
+	{"Kubernetes", "k8s.io/kubernetes", binaries.Components},
+	{"etcd", "go.etcd.io/etcd/server/v3", binaries.Components},
+	{"kwok", "sigs.k8s.io/kwok", binaries.Components},
 	{"CoreDNS", "github.com/coredns/coredns", "kubelab-coredns"},
 }
 
@@ -99,17 +102,16 @@ func depVersion(bi *debug.BuildInfo, module string) string {
 
 func buildVersion() Version {
 	bi, _ := debug.ReadBuildInfo()
-	binaries := map[string]*debug.BuildInfo{}
+	infos := map[string]*debug.BuildInfo{}
 	if self, err := os.Executable(); err == nil {
 		for _, c := range componentModules {
-			if c.binary != "" {
-				if info, err := buildinfo.ReadFile(filepath.Join(filepath.Dir(self), c.binary)); err == nil {
-					binaries[c.binary] = info
-				}
+			if _, done := infos[c.binary]; c.binary != "" && !done {
+				info, _ := buildinfo.ReadFile(filepath.Join(filepath.Dir(self), c.binary))
+				infos[c.binary] = info // nil: not built
 			}
 		}
 	}
-	return versionOf(bi, binaries)
+	return versionOf(bi, infos)
 }
 
 // Line is the one-line version: "kubelab VERSION (commit C)".

@@ -11,13 +11,13 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		GoVersion: "go1.26.0",
 		Main:      debug.Module{Path: "kubelab.dev/kubelab", Version: "v0.3.0"},
 		Settings:  []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}},
-		Deps: []*debug.Module{
-			{Path: "k8s.io/kubernetes", Version: "v1.37.2"},
-			{Path: "go.etcd.io/etcd/server/v3", Version: "v3.6.0", Replace: &debug.Module{Path: "go.etcd.io/etcd/server/v3", Version: "v3.7.0"}},
-			{Path: "sigs.k8s.io/kwok", Version: "v0.8.0"},
-		},
 	}
-	v := versionOf(bi, nil)
+	comps := &debug.BuildInfo{Deps: []*debug.Module{
+		{Path: "k8s.io/kubernetes", Version: "v1.37.2"},
+		{Path: "go.etcd.io/etcd/server/v3", Version: "v3.6.0", Replace: &debug.Module{Path: "go.etcd.io/etcd/server/v3", Version: "v3.7.0"}},
+		{Path: "sigs.k8s.io/kwok", Version: "v0.8.0"},
+	}}
+	v := versionOf(bi, map[string]*debug.BuildInfo{"kubelab-components": comps})
 	if got, want := v.Line(), "kubelab v0.3.0 (commit 0123456789ab, modified)"; got != want {
 		t.Errorf("line %q, want %q", got, want)
 	}
@@ -38,6 +38,9 @@ func TestVersionReadsCoreDNSFromItsBinary(t *testing.T) {
 	for _, c := range v.Components {
 		if c.Name == "CoreDNS" && c.Version != "v1.14.0" {
 			t.Errorf("CoreDNS %q, want v1.14.0 from kubelab-coredns", c.Version)
+		}
+		if c.Name == "Kubernetes" && c.Version != "(kubelab-components not built)" {
+			t.Errorf("Kubernetes %q without kubelab-components, want it said not built", c.Version)
 		}
 	}
 }

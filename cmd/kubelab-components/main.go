@@ -1,0 +1,27 @@
+// Command kubelab-components runs one of the upstream components kubelab
+// carries: `kubelab-components component NAME ARGS...` with NAME etcd,
+// etcdutl, kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
+// kubelab-lb, kubelet, kube-proxy, cri, ip-route, kubectl or etcdctl.
+//
+// kubelab itself links none of them, so that every kubelab command starts
+// quickly: `kubelab component NAME`, `kubelab kubectl` and `kubelab
+// etcdctl` execute this binary, which hack/build.sh puts next to kubelab,
+// and docker nodes and control-plane containers run it as /kubelab.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"kubelab.dev/kubelab/internal/components"
+	_ "kubelab.dev/kubelab/internal/components/clients" // kubectl, etcdctl
+	_ "kubelab.dev/kubelab/internal/components/node"    // kubelet, kube-proxy, cri, ip-route
+)
+
+func main() {
+	if len(os.Args) < 3 || os.Args[1] != "component" {
+		fmt.Fprintf(os.Stderr, "usage: kubelab component NAME [ARGS...]; components: %v, kubelab-lb\n", components.Names())
+		os.Exit(2)
+	}
+	os.Exit(components.Main(os.Args[2], os.Args[3:]))
+}

@@ -1,0 +1,51 @@
+// Package binaries finds the executables hack/build.sh builds next to
+// kubelab. The kubelab command line carries no upstream component, so
+// that each `kubelab` command starts in a fraction of the time: the
+// components run from kubelab-components (all of them: control plane,
+// node daemons, kubectl and etcdctl) and, for the processes of embedded
+// clusters, from kubelab-control-plane (the control plane alone, about
+// half the packages to initialise).
+package binaries
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Names of the executables next to kubelab.
+const (
+	// Components carries every component: `kubelab-components component
+	// NAME ARGS...`. Docker images hold it as /kubelab.
+	Components = "kubelab-components"
+	// ControlPlane carries the control-plane components only.
+	ControlPlane = "kubelab-control-plane"
+)
+
+// Sibling is the path of the executable name next to the kubelab binary
+// kubelab; ok is false when there is none.
+func Sibling(kubelab, name string) (path string, ok bool) {
+	p := filepath.Join(filepath.Dir(kubelab), name)
+	st, err := os.Stat(p)
+	return p, err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// ComponentsOf is the components executable next to the kubelab binary
+// kubelab, or kubelab itself when there is none (a binary that links the
+// components, as in tests that build one).
+func ComponentsOf(kubelab string) string {
+	if p, ok := Sibling(kubelab, Components); ok {
+		return p
+	}
+	return kubelab
+}
+
+// MustComponents is the components executable next to the kubelab
+// binary kubelab, or an error that says how to get it.
+func MustComponents(kubelab string) (string, error) {
+	if p, ok := Sibling(kubelab, Components); ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s is not next to %s: the components run from it (hack/build.sh builds both)",
+		Components, kubelab)
+}

@@ -1,0 +1,38 @@
+package binaries
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestComponentsNextToKubelab(t *testing.T) {
+	dir := t.TempDir()
+	kubelab := filepath.Join(dir, "kubelab")
+	if got := ComponentsOf(kubelab); got != kubelab {
+		t.Errorf("without a sibling: %s, want kubelab itself", got)
+	}
+	if _, err := MustComponents(kubelab); err == nil || !strings.Contains(err.Error(), "hack/build.sh") {
+		t.Errorf("without a sibling: error %v, want one that says how to build it", err)
+	}
+	comp := filepath.Join(dir, Components)
+	if err := os.WriteFile(comp, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Sibling(kubelab, Components); ok {
+		t.Error("a file that is not executable counts as the components binary")
+	}
+	if err := os.Chmod(comp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := ComponentsOf(kubelab); got != comp {
+		t.Errorf("ComponentsOf = %s, want %s", got, comp)
+	}
+	if got, err := MustComponents(kubelab); err != nil || got != comp {
+		t.Errorf("MustComponents = %s, %v; want %s", got, err, comp)
+	}
+	if got := ComponentsOf(comp); got != comp {
+		t.Errorf("ComponentsOf(components) = %s, want itself", got)
+	}
+}
