@@ -36,9 +36,15 @@ func TestDockerSeededClusterIsTheFreshOne(t *testing.T) {
 	if !said(lines, "took seed") {
 		t.Fatalf("the first boot did not take the seed:\n%s", strings.Join(lines, "\n"))
 	}
+	if !said(lines, "recorded the controller-manager's") {
+		t.Errorf("the first boot did not record the controller-manager's ServiceAccounts with the seed:\n%s", strings.Join(lines, "\n"))
+	}
 	seeded, lines := boot("sseeded")
 	if !said(lines, "restored seed") {
 		t.Fatalf("the second boot did not start from the seed:\n%s", strings.Join(lines, "\n"))
+	}
+	if !said(lines, "created the controller-manager's") {
+		t.Errorf("the seeded boot did not make the controller-manager's ServiceAccounts ahead of it:\n%s", strings.Join(lines, "\n"))
 	}
 	// The seeded cluster is usable sooner: what its kubelet writes right
 	// after registering (its node's Lease) may not be there yet.

@@ -36,9 +36,15 @@ func TestSeededClusterIsTheFreshOne(t *testing.T) {
 	if !said(lines, "booting from nothing, then taking one") || !said(lines, "took seed") {
 		t.Fatalf("the first boot did not boot fresh and take the seed:\n%s", strings.Join(lines, "\n"))
 	}
+	if !said(lines, "recorded the controller-manager's") {
+		t.Errorf("the first boot did not record the controller-manager's ServiceAccounts with the seed:\n%s", strings.Join(lines, "\n"))
+	}
 	seeded, lines := boot("seeded")
 	if !said(lines, "restored seed") {
 		t.Fatalf("the second boot did not start from the seed:\n%s", strings.Join(lines, "\n"))
+	}
+	if !said(lines, "created the controller-manager's") {
+		t.Errorf("the seeded boot did not make the controller-manager's ServiceAccounts ahead of it:\n%s", strings.Join(lines, "\n"))
 	}
 	a, b := seedtest.Objects(t, fresh.Access().Kubeconfig), seedtest.Objects(t, seeded.Access().Kubeconfig)
 	if d := cmp.Diff(a, b); d != "" {

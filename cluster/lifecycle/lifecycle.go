@@ -22,7 +22,9 @@
 //     the controller-manager exits if RBAC's bootstrap roles are not
 //     served yet) and the balancer serves, a fresh single-apiserver boot
 //     takes the seed, then the controller-managers, schedulers, nodes and
-//     the DNS addon start at once;
+//     the DNS addon start at once (and, on a seeded boot, the
+//     controller-manager's ServiceAccounts are made ahead of it, see
+//     createControllerAccounts);
 //  5. the cluster is usable when every apiserver is ready, every node is
 //     Ready with a pod range, the default ServiceAccount exists (the
 //     controller-manager made it), so does the kubernetes Service, and
@@ -203,10 +205,11 @@ type boot struct {
 	say  Say
 	plan Plan
 	// seeded is set when the members start from a seed; taking when
-	// this boot takes the seed (no controller or node may write before).
-	seeded, taking bool
-	admin          *http.Client
-	cs             kubernetes.Interface
+	// this boot takes the seed (no controller or node may write before);
+	// took once it has.
+	seeded, taking, took bool
+	admin                *http.Client
+	cs                   kubernetes.Interface
 	// server is where the admin kubeconfig reaches the apiservers (the
 	// balancer, or the one apiserver).
 	server string
@@ -321,6 +324,16 @@ func (b *boot) run(ctx context.Context) (err error) {
 	})
 	// The DNS addon's Deployment waits for nodes to be scheduled on.
 	g.Go(func() error { return controlplane.InstallDNS(gctx, b.cs) })
+	// The controller-manager makes its ServiceAccounts in this boot when
+	// none are recorded with the seed: the boot records them then.
+	recordAccounts := b.took
+	if b.seeded {
+		if len(b.opts.Seeds.ControllerAccounts(b.opts.SeedKey)) == 0 {
+			recordAccounts = true
+		} else {
+			g.Go(func() error { b.createControllerAccounts(gctx); return nil })
+		}
+	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -361,6 +374,9 @@ func (b *boot) run(ctx context.Context) (err error) {
 		return werr
 	}
 	say("cluster", EventControlPlaneReady)
+	if recordAccounts {
+		b.recordControllerAccounts(ctx)
+	}
 	if err := b.p.Ready(ctx); err != nil {
 		return err
 	}
@@ -431,6 +447,7 @@ func (b *boot) takeSeed(ctx context.Context) {
 		b.say("etcd", "could not store the seed: %v", err)
 		return
 	}
+	b.took = true
 	b.say("etcd", "took seed %s (%d kB)", b.opts.SeedKey, size/1024)
 }
 
