@@ -5,10 +5,11 @@
 // and kubelab's cri and ip-route, which run inside docker nodes) and
 // clients (kubectl, etcdctl).
 //
-// cmd/kubelab imports all of them; cmd/kubelab-control-plane only this
-// one, so the processes of an embedded cluster do not initialise the
-// packages of kubectl, the kubelet or kubelab's own command line (godog,
-// testcontainers...) at every start. Linking costs several GiB of RAM and
+// cmd/kubelab-components imports all of them; cmd/kubelab-control-plane
+// only this one, so the processes of an embedded cluster do not
+// initialise the packages of kubectl or the kubelet at every start; and
+// cmd/kubelab none, so no kubelab command initialises a component's
+// packages (it executes kubelab-components, see internal/binaries). Linking costs several GiB of RAM and
 // tens of seconds, so libraries and their tests start the built binaries
 // instead of importing these packages.
 package components

@@ -1,6 +1,6 @@
 // Package clients registers the command-line clients kubelab carries as
-// components: kubectl and etcdctl (see package components). The kubelab
-// binary imports it; the control-plane binary does not.
+// components: kubectl and etcdctl (see package components). The
+// components binary imports it; the control-plane binary does not.
 package clients
 
 import (

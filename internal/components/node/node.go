@@ -1,8 +1,8 @@
 // Package node registers the components that run inside a docker
 // backend's nodes and control-plane containers: the kubelet, kube-proxy,
 // and kubelab's own cri (what the runtime reports over the CRI) and
-// ip-route (see package components). The kubelab binary imports it; the
-// control-plane binary of the embedded backend does not.
+// ip-route (see package components). The components binary imports it;
+// the control-plane binary of the embedded backend does not.
 package node
 
 import (
