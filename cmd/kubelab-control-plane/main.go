@@ -7,9 +7,9 @@
 // It carries nothing else (no kubectl or kubelet), so each process of a
 // cluster initialises fewer packages than kubelab-components would (1,165
 // against 1,279, measured with GODEBUG=inittrace=1) and shares its pages
-// with the cluster's other processes.
-// The embedded backend uses it when it stands next to the kubelab binary
-// (hack/build.sh builds both), and kubelab itself otherwise.
+// with the cluster's other processes. The embedded backend uses it when
+// it stands next to the kubelab binary (hack/build.sh builds them all),
+// and kubelab-components otherwise.
 package main
 
 import (
