@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -156,7 +157,9 @@ func (b *Backend) clientset() (kubernetes.Interface, error) {
 // the pods behind an APIService or a webhook (the apiservers run with
 // --enable-aggregator-routing: they dial endpoints, as they have no
 // kube-proxy). It runs after up and after a node or apiserver starts
-// again.
+// again. Each container gets all its routes in one exec, and every
+// container at once: an exec costs ~0.25 s here, and one per route, one
+// container after the other, took 3 s of an HA boot's 28.
 func (b *Backend) SyncRoutes(ctx context.Context) error {
 	cs, err := b.clientset()
 	if err != nil {
@@ -175,34 +178,49 @@ func (b *Backend) SyncRoutes(ctx context.Context) error {
 			}
 		}
 	}
-	var errs []error
 	b.mu.Lock()
 	ctrs := make([]*ctr, 0, len(b.ctrs))
 	for _, c := range b.ctrs {
 		ctrs = append(ctrs, c)
 	}
 	b.mu.Unlock()
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
 	for _, c := range ctrs {
-		var ip []string
-		switch {
-		case c.stopped:
-			continue
-		case cluster.Role(c.role) == cluster.RoleAPIServer:
-			ip = []string{"/kubelab", "component", "ip-route"}
-		case cluster.Role(c.role) == cluster.RoleNode:
-			ip = []string{"ip", "route"}
-		default:
+		role := cluster.Role(c.role)
+		if c.stopped || role != cluster.RoleAPIServer && role != cluster.RoleNode {
 			continue
 		}
+		var args []string // replace CIDR via GATEWAY, for every other node
+		var batch strings.Builder
 		for other, r := range routes {
-			if other == c.name {
-				continue
-			}
-			if out, err := b.exec(ctx, c.id, append(ip, "replace", r.cidr, "via", r.via)...); err != nil {
-				errs = append(errs, fmt.Errorf("route on %s to %s: %w: %s", c.name, other, err, out))
+			if other != c.name {
+				args = append(args, "replace", r.cidr, "via", r.via)
+				fmt.Fprintf(&batch, "route replace %s via %s\n", r.cidr, r.via)
 			}
 		}
+		if len(args) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			var out string
+			var err error
+			if role == cluster.RoleAPIServer { // FROM scratch: kubelab's own ip-route
+				out, err = b.exec(ctx, c.id, append([]string{"/kubelab", "component", "ip-route"}, args...)...)
+			} else {
+				out, err = b.execStdin(ctx, c.id, strings.NewReader(batch.String()), "ip", "-batch", "-")
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("routes on %s: %w: %s", c.name, err, out))
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
