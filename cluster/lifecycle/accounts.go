@@ -13,15 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// createControllerAccounts creates the controller-manager's ServiceAccounts
-// recorded with the seed (see seed.Cache.ControllerAccounts) while the
-// controller-manager starts: it then finds each one made, as it does at
-// every restart, instead of making them one by one before its first
-// controller runs. One that exists is left alone; a failure only costs
+// createControllerAccounts creates names, the controller-manager's
+// ServiceAccounts recorded with the seed (see seed.Cache.ControllerAccounts),
+// while the controller-manager starts: it then finds each one made, as it
+// does at every restart, instead of making them one by one before its
+// first controller runs. One that exists is left alone; a failure only costs
 // the time it would have saved (the controller-manager makes what is
 // missing), so it is reported, not fatal.
-func (b *boot) createControllerAccounts(ctx context.Context) {
-	names := b.opts.Seeds.ControllerAccounts(b.opts.SeedKey)
+func (b *boot) createControllerAccounts(ctx context.Context, names []string) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for _, n := range names {

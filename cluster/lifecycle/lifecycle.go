@@ -328,10 +328,10 @@ func (b *boot) run(ctx context.Context) (err error) {
 	// none are recorded with the seed: the boot records them then.
 	recordAccounts := b.took
 	if b.seeded {
-		if len(b.opts.Seeds.ControllerAccounts(b.opts.SeedKey)) == 0 {
+		if names := b.opts.Seeds.ControllerAccounts(b.opts.SeedKey); len(names) == 0 {
 			recordAccounts = true
 		} else {
-			g.Go(func() error { b.createControllerAccounts(gctx); return nil })
+			g.Go(func() error { b.createControllerAccounts(gctx, names); return nil })
 		}
 	}
 	if err := g.Wait(); err != nil {
