@@ -105,7 +105,7 @@ func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Pla
 		return lifecycle.Plan{}, err
 	}
 	say("images", "building or reusing images")
-	b.images, err = BuildImages(ctx, b.cli, b.components(), func(s string) { say("images", "%s", s) })
+	b.images, err = BuildImages(ctx, b.cli, b.opts.Binary, func(s string) { say("images", "%s", s) })
 	if err != nil {
 		return lifecycle.Plan{}, err
 	}

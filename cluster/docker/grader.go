@@ -33,25 +33,29 @@ ENTRYPOINT ["/kubelab"]
 // image of the kubelab binary bin. It depends only on the binaries and
 // the image's recipe, so a class-grading run finds it without Docker.
 func GraderImage(bin string) (string, error) {
-	h, err := graderHash(bin)
+	h, _, err := graderHash(bin)
 	if err != nil {
 		return "", err
 	}
 	return "kubelab/grader:" + h[:12], nil
 }
 
-// graderHash is the content hash of the grader image of bin: its recipe,
-// base, and the build IDs of kubelab and of the components binary.
-func graderHash(bin string) (string, error) {
+// graderHash is the content hash of the grader image of bin (its recipe,
+// base, and the build IDs of kubelab and of the components binary next
+// to it), and that components binary.
+func graderHash(bin string) (hash, comp string, err error) {
+	if comp, err = binaries.MustComponents(bin); err != nil {
+		return "", "", err
+	}
 	binHash, err := fileid.BuildHex(bin)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	compHash, err := fileid.BuildHex(binaries.ComponentsOf(bin))
+	compHash, err := fileid.BuildHex(comp)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return hashStrings(graderDockerfile, baseImage(), binHash, compHash), nil
+	return hashStrings(graderDockerfile, baseImage(), binHash, compHash), comp, nil
 }
 
 // BuildGrader builds the grader image of bin (cached by content hash)
@@ -69,11 +73,7 @@ func BuildGrader(ctx context.Context, bin string, progress func(string)) (string
 }
 
 func buildGrader(ctx context.Context, cli *client.Client, bin string, progress func(string)) (string, error) {
-	h, err := graderHash(bin)
-	if err != nil {
-		return "", err
-	}
-	comp, err := binaries.MustComponents(bin)
+	h, comp, err := graderHash(bin)
 	if err != nil {
 		return "", err
 	}

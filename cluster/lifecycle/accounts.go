@@ -5,10 +5,9 @@ import (
 	"errors"
 	"strings"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -54,11 +53,10 @@ func (b *boot) recordControllerAccounts(ctx context.Context) {
 	if err == nil && len(names) == 0 {
 		err = errors.New("none found")
 	}
-	if err != nil {
-		b.say("etcd", "could not record the controller-manager's ServiceAccounts with the seed: %v", err)
-		return
+	if err == nil {
+		err = b.opts.Seeds.PutControllerAccounts(b.opts.SeedKey, names)
 	}
-	if err := b.opts.Seeds.PutControllerAccounts(b.opts.SeedKey, names); err != nil {
+	if err != nil {
 		b.say("etcd", "could not record the controller-manager's ServiceAccounts with the seed: %v", err)
 		return
 	}
