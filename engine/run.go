@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/internal/i18n"
@@ -371,7 +370,7 @@ func (x *run) hooks(ctx context.Context, name string, hook []ops.Operation) {
 	}
 }
 
-func (x *run) runStep(ctx context.Context, st *v1alpha1.Step) StepResult {
+func (x *run) runStep(ctx context.Context, st *load.Step) StepResult {
 	start := time.Now()
 	x.tl.add(EventStep, st.Name, "started")
 	x.progress(st.Name, "started")

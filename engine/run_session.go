@@ -83,7 +83,7 @@ func (r *Runner) Attach(ctx context.Context, name string, be cluster.Backend) (*
 // newRun is the run of a session named name on be.
 func (r *Runner) newRun(name string, be cluster.Backend) *run {
 	res := &Result{Lab: name, Started: time.Now(), Status: Passed}
-	lab := &load.Lab{Lab: v1alpha1.Lab{Metadata: v1alpha1.Metadata{Name: name}}}
+	lab := &load.Lab{Metadata: v1alpha1.Metadata{Name: name}}
 	return &run{r: r, lab: lab, c: cluster.New(be, r.logger()), bindings: map[string]any{}, res: res, bg: &background{}}
 }
 

@@ -39,11 +39,13 @@ func LoadExercise(path string) (*Exercise, error) {
 // topology's defaults, the contract's namespaces ([default]) and
 // maxObjects (20), every operation's timeout.
 func LoadExerciseBytes(path string, data []byte) (*Exercise, error) {
-	ex := &Exercise{}
-	doc, err := load.DecodeDocument(path, data, v1alpha1.KindExercise, &ex.Exercise)
+	var wire v1alpha1.Exercise
+	doc, err := load.DecodeDocument(path, data, v1alpha1.KindExercise, &wire)
 	if doc == nil {
 		return nil, err
 	}
+	ex := &Exercise{}
+	load.Convert(ex, &wire)
 	c := &checker{doc: doc, dir: filepath.Dir(path)}
 	c.exercise(ex)
 	if err := doc.Err(); err != nil {
@@ -78,7 +80,7 @@ func (c *checker) exercise(ex *Exercise) {
 		s.Timeout.Duration = DefaultExerciseTimeout
 	}
 	c.contract(&s.Submission)
-	ex.checks = load.CheckNamed(c.doc, "spec.checks", "check", s.Checks, func(ch *v1alpha1.Check) (string, []ops.Operation) { return ch.Name, ch.Try })
+	ex.checks = load.CheckNamed(c.doc, "spec.checks", "check", s.Checks, func(ch *Check) (string, []ops.Operation) { return ch.Name, ch.Try })
 	c.doc.CheckOperations(exerciseOps(ex))
 	ex.Source = c.doc.Source()
 	total := ex.MaxScore()

@@ -17,13 +17,13 @@ import (
 // refusal, an object the API server rejected, an ignored file, a passed
 // check and failed ones (an expression, a command, a check not run).
 func sampleGrade() (*Exercise, *Grade) {
-	ex := &Exercise{Exercise: v1alpha1.Exercise{Metadata: v1alpha1.ExerciseMetadata{Name: "spread", Title: "Spread | replicas"}, Spec: v1alpha1.ExerciseSpec{
+	ex := &Exercise{Metadata: v1alpha1.ExerciseMetadata{Name: "spread", Title: "Spread | replicas"}, Spec: ExerciseSpec{
 		PassingScore: 4,
-		Checks: []v1alpha1.Check{
+		Checks: []Check{
 			{Name: "three ready replicas", Points: 2}, {Name: "one per node", Points: 3},
 			{Name: "can-i", Points: 1}, {Name: "survives a node", Points: 2},
 		},
-	}}}
+	}}
 	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	g := &Grade{
 		Exercise: "spread", Title: "Spread | replicas", File: "exercises/spread/exercise.yaml", Learner: "alice",

@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite "+exerciseSchemaFile+" and the 
 func generateExerciseSchema() ([]byte, error) {
 	s, err := loadertest.ReflectSchema(&v1alpha1.Exercise{}, "https://kubelab.dev/schema/exercise.v1alpha1.json",
 		"kubelab exercise file ("+v1alpha1.APIVersion+", kind "+v1alpha1.KindExercise+")", ops.OperationKinds(),
-		[][2]string{{"kubelab.dev/kubelab/grade", "../api/v1alpha1"}, {"kubelab.dev/kubelab/grade", "../ops"}, {"kubelab.dev/kubelab/grade", "../cluster"}})
+		[][2]string{{"kubelab.dev/kubelab/grade", "../api/v1alpha1"}})
 	if err != nil {
 		return nil, err
 	}

@@ -140,7 +140,7 @@ func (s session) waitServiceAccount(ctx context.Context, ns string) error {
 
 // gradeCheck runs one check: its try operations until one fails, then
 // its finally operations.
-func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *v1alpha1.Check, limit time.Duration) CheckResult {
+func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit time.Duration) CheckResult {
 	cr := CheckResult{Name: ch.Name, Points: ch.Points, Status: engine.Passed, Hint: ch.Hint, Explanation: ch.Explanation, Ops: []engine.OpResult{}}
 	if ctx.Err() != nil {
 		cr.Status, cr.Error = engine.Failed, fmt.Sprintf("not run: the exercise's time limit of %s was reached", limit)

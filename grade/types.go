@@ -29,12 +29,51 @@ const maxMaxObjects = 200
 // Exercise is a loaded and checked exercise file (LoadExercise): its
 // content, with the defaults filled in, and what the loader found out about
 // it.
+//
+// Its content is a v1alpha1.Exercise converted to the types that run
+// (load.Convert): operations are ops.Operation, the topology a
+// cluster.Topology; the parts nothing runs keep their wire types.
 type Exercise struct {
-	v1alpha1.Exercise
-	load.Source
+	APIVersion  string                    `yaml:"apiVersion"`
+	Kind        string                    `yaml:"kind"`
+	Metadata    v1alpha1.ExerciseMetadata `yaml:"metadata"`
+	Spec        ExerciseSpec              `yaml:"spec"`
+	load.Source `yaml:"-"`
 
 	checks []ops.Pos
 }
+
+// ExerciseSpec is v1alpha1.ExerciseSpec as it runs; see there for its
+// fields.
+type ExerciseSpec struct {
+	Statement    string               `yaml:"statement"`
+	Notes        string               `yaml:"notes,omitempty"`
+	Timeout      cluster.Duration     `yaml:"timeout,omitempty"`
+	Cluster      cluster.Topology     `yaml:"cluster,omitempty"`
+	Setup        []ops.Operation      `yaml:"setup,omitempty"`
+	Solution     []ops.Operation      `yaml:"solution,omitempty"`
+	Submission   v1alpha1.Contract    `yaml:"submission"`
+	Checks       []Check              `yaml:"checks"`
+	PassingScore int                  `yaml:"passingScore,omitempty"`
+	Samples      []v1alpha1.Sample    `yaml:"samples,omitempty"`
+	SetupScore   *v1alpha1.SetupScore `yaml:"setupScore,omitempty"`
+	Protect      []v1alpha1.Protected `yaml:"protect,omitempty"`
+}
+
+// Check is v1alpha1.Check as it runs; see there for its fields.
+type Check struct {
+	Name        string           `yaml:"name"`
+	Points      int              `yaml:"points"`
+	Hint        string           `yaml:"hint"`
+	Explanation string           `yaml:"explanation"`
+	Timeout     cluster.Duration `yaml:"timeout,omitempty"`
+	Try         []ops.Operation  `yaml:"try"`
+	Destructive *bool            `yaml:"destructive,omitempty"`
+	Finally     []ops.Operation  `yaml:"finally,omitempty"`
+}
+
+// IsDestructive reports whether the check says it changes the cluster.
+func (c *Check) IsDestructive() bool { return c.Destructive != nil && *c.Destructive }
 
 // Dir is the exercise's directory: samples and manifest files are
 // relative to it.

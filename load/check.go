@@ -103,7 +103,7 @@ func (c *checker) check(l *Lab) {
 	if l.Spec.Timeout.Duration == 0 {
 		l.Spec.Timeout.Duration = DefaultLabTimeout
 	}
-	l.steps = checkNamed(c, "spec.steps", "step", l.Spec.Steps, func(s *v1alpha1.Step) (string, []ops.Operation) { return s.Name, s.Try })
+	l.steps = checkNamed(c, "spec.steps", "step", l.Spec.Steps, func(s *Step) (string, []ops.Operation) { return s.Name, s.Try })
 	c.operations(l.Operations())
 	l.Source = Source{file: c.file, bindings: c.bindings}
 }

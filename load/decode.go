@@ -10,13 +10,13 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/ops"
 )
 
 var (
-	durationType  = reflect.TypeFor[cluster.Duration]()
-	operationType = reflect.TypeFor[ops.Operation]()
+	durationType  = reflect.TypeFor[v1alpha1.Duration]()
+	operationType = reflect.TypeFor[v1alpha1.Operation]()
 )
 
 // decoder fills Go values from a yaml.Node tree, strictly: it reports
@@ -219,7 +219,7 @@ func (d *decoder) unknown(k *yaml.Node, t reflect.Type, path string, names []str
 	d.errorf(k, path, "unknown field %q%s", k.Value, suggest(k.Value, names))
 }
 
-// isOpBody reports whether t is the body of an operation kind (ops.TargetOp...).
+// isOpBody reports whether t is the body of an operation kind (v1alpha1.TargetOp...).
 func isOpBody(t reflect.Type) bool {
 	for _, f := range reflect.VisibleFields(operationType) {
 		if f.Type.Kind() == reflect.Pointer && f.Type.Elem() == t {
@@ -310,7 +310,7 @@ func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {
 	case dur < 0:
 		d.errorf(n, path, "invalid duration %q: must not be negative", n.Value)
 	default:
-		v.Set(reflect.ValueOf(cluster.Duration{Duration: dur}))
+		v.Set(reflect.ValueOf(v1alpha1.Duration{Duration: dur}))
 	}
 }
 

@@ -14,13 +14,37 @@ import (
 // DefaultLabTimeout bounds a whole lab when spec.timeout is not set.
 const DefaultLabTimeout = 10 * time.Minute
 
-// Lab is a loaded and checked lab file (ReadLab, ParseLab): its content,
-// with the defaults filled in, and what the loader found out about it.
+// Lab is a loaded and checked lab file (ReadLab, ParseLab): its content
+// (a v1alpha1.Lab converted to the types that run: its operations are
+// ops.Operation, its topology a cluster.Topology), with the defaults
+// filled in, and what the loader found out about it.
 type Lab struct {
-	v1alpha1.Lab
-	Source
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Metadata   v1alpha1.Metadata `yaml:"metadata"`
+	Spec       Spec              `yaml:"spec"`
+	Source     `yaml:"-"`
 
 	steps []ops.Pos
+}
+
+// Spec is v1alpha1.Spec as it runs; see there for its fields.
+type Spec struct {
+	Timeout cluster.Duration `yaml:"timeout,omitempty"`
+	Cluster cluster.Topology `yaml:"cluster,omitempty"`
+	Steps   []Step           `yaml:"steps"`
+	Catch   []ops.Operation  `yaml:"catch,omitempty"`
+	Finally []ops.Operation  `yaml:"finally,omitempty"`
+	Cleanup []ops.Operation  `yaml:"cleanup,omitempty"`
+}
+
+// Step is v1alpha1.Step as it runs; see there for its fields.
+type Step struct {
+	Name            string           `yaml:"name"`
+	Description     string           `yaml:"description,omitempty"`
+	Timeout         cluster.Duration `yaml:"timeout,omitempty"`
+	ContinueOnError bool             `yaml:"continueOnError,omitempty"`
+	Try             []ops.Operation  `yaml:"try"`
 }
 
 // Source is what the loader found out about a file besides its content:

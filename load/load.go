@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
 	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/ops"
 )
@@ -39,11 +40,13 @@ func ParseLab(path string, data []byte) (*Lab, error) {
 // parseLab is ParseLab with bindings already recorded (for single
 // operations checked against a running session).
 func parseLab(path string, data []byte, bindings map[string]reflect.Type) (*Lab, error) {
-	lab := &Lab{}
-	doc, err := DecodeDocument(path, data, v1alpha1.KindLab, &lab.Lab)
+	var wire v1alpha1.Lab
+	doc, err := DecodeDocument(path, data, v1alpha1.KindLab, &wire)
 	if doc == nil {
 		return nil, err
 	}
+	lab := &Lab{}
+	Convert(lab, &wire)
 	for k, t := range bindings {
 		doc.c.bindings[k] = t
 	}

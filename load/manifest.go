@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
 	"kubelab.dev/kubelab/ops"
 )
 

@@ -26,7 +26,7 @@ const schemaFile = "../schema/lab.v1alpha1.json"
 func generateSchema() ([]byte, error) {
 	s, err := loadertest.ReflectSchema(&v1alpha1.Lab{}, "https://kubelab.dev/schema/lab.v1alpha1.json",
 		"kubelab lab file ("+v1alpha1.APIVersion+", kind "+v1alpha1.KindLab+")", ops.OperationKinds(),
-		[][2]string{{"kubelab.dev/kubelab/load", "../api/v1alpha1"}, {"kubelab.dev/kubelab/load", "../ops"}, {"kubelab.dev/kubelab/load", "../cluster"}})
+		[][2]string{{"kubelab.dev/kubelab/load", "../api/v1alpha1"}})
 	if err != nil {
 		return nil, err
 	}

@@ -20,12 +20,8 @@ func init() {
 // WaitOp waits until an expression holds; the operation's timeout bounds
 // the wait.
 type WaitOp struct {
-	// Expr is a boolean expr-lang expression over the cluster and the
-	// recorded bindings.
-	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
-	// Timeout bounds the wait: the same as the operation's timeout, which
-	// it sets (write one or the other). Default 60s.
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	Expr    string           `yaml:"expr"`
+	Timeout cluster.Duration `yaml:"timeout,omitempty"`
 
 	compiled *assertions.Compiled
 }
@@ -59,12 +55,8 @@ func (w *WaitOp) Exec(ctx context.Context, env Env) (string, error) {
 
 // AssertOp checks that an expression holds.
 type AssertOp struct {
-	// Expr is a boolean expression.
-	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
-	// Within, when set, lets the expression become true within this
-	// duration; otherwise it must hold now: as of the watch-fed view, which
-	// is given up to 1s to catch up with the lab's own latest writes.
-	Within cluster.Duration `json:"within,omitzero" yaml:"within,omitempty"`
+	Expr   string           `yaml:"expr"`
+	Within cluster.Duration `yaml:"within,omitempty"`
 
 	compiled *assertions.Compiled
 }
@@ -110,12 +102,8 @@ func (a *AssertOp) Exec(ctx context.Context, env Env) (string, error) {
 
 // ErrorOp checks that an expression does not hold.
 type ErrorOp struct {
-	// Expr is a boolean expression that must be false.
-	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
-	// For, when set, requires the expression to stay false for this whole
-	// duration; otherwise it must be false now (the view is given up to 1s
-	// to catch up with the lab's own latest writes).
-	For cluster.Duration `json:"for,omitzero" yaml:"for,omitempty"`
+	Expr string           `yaml:"expr"`
+	For  cluster.Duration `yaml:"for,omitempty"`
 
 	compiled *assertions.Compiled
 }

@@ -26,24 +26,13 @@ func init() {
 
 // KubectlOp runs kubectl.
 type KubectlOp struct {
-	// Args are kubectl's arguments, without "kubectl".
-	Args []string `json:"args" yaml:"args" jsonschema:"minItems=1"`
-	// ExpectError makes the operation succeed only if kubectl fails.
-	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
-	// Namespace passed as --namespace.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// ExpectOutput is a regular expression the combined output must match
-	// (RE2 syntax), e.g. "410|Gone" or "^no$".
-	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
-	// Stdin is given to kubectl on its standard input, e.g. a manifest for
-	// `apply -f -`.
-	Stdin string `json:"stdin,omitempty" yaml:"stdin,omitempty"`
-	// Bind names the result for later expressions: NAME.stdout,
-	// NAME.stderr, NAME.exitCode and NAME.json (stdout parsed, with -o
-	// json). It is bound even when the operation fails.
-	Bind string `json:"bind,omitempty" yaml:"bind,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
-	// Retry runs kubectl again, backing off, until an attempt passes.
-	Retry *Retry `json:"retry,omitempty" yaml:"retry,omitempty"`
+	Args         []string `yaml:"args"`
+	ExpectError  bool     `yaml:"expectError,omitempty"`
+	Namespace    string   `yaml:"namespace,omitempty"`
+	ExpectOutput string   `yaml:"expectOutput,omitempty"`
+	Stdin        string   `yaml:"stdin,omitempty"`
+	Bind         string   `yaml:"bind,omitempty"`
+	Retry        *Retry   `yaml:"retry,omitempty"`
 
 	expect *regexp.Regexp
 }
@@ -101,24 +90,12 @@ func kubectl(env Env) []string {
 
 // ScriptOp runs a shell command.
 type ScriptOp struct {
-	// Command is run by sh -c, with KUBECONFIG, KUBECTL, KUBELAB_CLUSTER
-	// and KUBELAB_BACKEND set.
-	Command string `json:"command" yaml:"command" jsonschema:"minLength=1"`
-	// ExpectError makes the operation succeed only if the command fails.
-	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
-	// ExpectOutput is a regular expression the combined output must match.
-	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
-	// Bind names the result for later expressions: NAME.stdout,
-	// NAME.stderr, NAME.exitCode and NAME.json (stdout parsed, when it is
-	// JSON). It is bound even when the operation fails.
-	Bind string `json:"bind,omitempty" yaml:"bind,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
-	// Retry runs the command again, backing off, until an attempt passes.
-	Retry *Retry `json:"retry,omitempty" yaml:"retry,omitempty"`
-	// ReadsOnly says the command only reads the cluster (kubectl get,
-	// curl...). kubelab cannot tell what a shell command does: an
-	// exercise check with a script that does not say so is destructive
-	// (kubelab check runs it only with --final).
-	ReadsOnly bool `json:"readOnly,omitempty" yaml:"readOnly,omitempty"`
+	Command      string `yaml:"command"`
+	ExpectError  bool   `yaml:"expectError,omitempty"`
+	ExpectOutput string `yaml:"expectOutput,omitempty"`
+	Bind         string `yaml:"bind,omitempty"`
+	Retry        *Retry `yaml:"retry,omitempty"`
+	ReadsOnly    bool   `yaml:"readOnly,omitempty"`
 
 	expect *regexp.Regexp
 }
@@ -164,18 +141,9 @@ func (s *ScriptOp) Exec(ctx context.Context, env Env) (string, error) {
 // own checks pass (expectError or exitCode, expectOutput) and until, when
 // set, holds.
 type Retry struct {
-	// Until is a boolean expression that must hold after an attempt; it
-	// sees the attempt's result under the operation's bind name, e.g.
-	// `out.json.status.phase == "Running"`.
-	Until string `json:"until,omitempty" yaml:"until,omitempty"`
-	// ExitCode is the exit code an attempt must end with, in place of the
-	// success (or, with expectError, failure) the command must otherwise
-	// have.
-	ExitCode *int `json:"exitCode,omitempty" yaml:"exitCode,omitempty"`
-	// Timeout bounds the retries. It is added to the operation's default
-	// timeout; an explicit operation timeout must leave room for it.
-	// Default 30s.
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	Until    string           `yaml:"until,omitempty"`
+	ExitCode *int             `yaml:"exitCode,omitempty"`
+	Timeout  cluster.Duration `yaml:"timeout,omitempty"`
 
 	until *assertions.Compiled
 }

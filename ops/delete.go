@@ -20,25 +20,14 @@ func init() {
 // DeleteOp deletes objects: kind and name, kind and selector, or the objects
 // of a file or manifest.
 type DeleteOp struct {
-	// Kind of the objects, e.g. Pod.
-	Kind string `json:"kind,omitempty" yaml:"kind,omitempty"`
-	// Name of the object.
-	Name string `json:"name,omitempty" yaml:"name,omitempty"`
-	// Namespace of the objects. Default "default" for namespaced kinds.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// Selector is a label selector, e.g. app=web.
-	Selector string `json:"selector,omitempty" yaml:"selector,omitempty"`
-	// File is a YAML file of objects to delete, relative to the lab file.
-	File string `json:"file,omitempty" yaml:"file,omitempty"`
-	// Manifest is inline YAML of objects to delete.
-	Manifest string `json:"manifest,omitempty" yaml:"manifest,omitempty"`
-	// Wait waits until the objects are gone.
-	Wait bool `json:"wait,omitempty" yaml:"wait,omitempty"`
-	// ExpectError is a regular expression (RE2) the apiserver's refusal
-	// message must match: the operation passes only if the apiserver
-	// refuses it (admission, validation, quota, not found...) saying so,
-	// e.g. "exceeded quota" or "denied request".
-	ExpectError string `json:"expectError,omitempty" yaml:"expectError,omitempty"`
+	Kind        string `yaml:"kind,omitempty"`
+	Name        string `yaml:"name,omitempty"`
+	Namespace   string `yaml:"namespace,omitempty"`
+	Selector    string `yaml:"selector,omitempty"`
+	File        string `yaml:"file,omitempty"`
+	Manifest    string `yaml:"manifest,omitempty"`
+	Wait        bool   `yaml:"wait,omitempty"`
+	ExpectError string `yaml:"expectError,omitempty"`
 
 	objects     []Object
 	expectError *regexp.Regexp

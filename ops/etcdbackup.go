@@ -24,10 +24,7 @@ var snapshotType = reflect.TypeFor[assertions.Snapshot]()
 // point-in-time copy of one healthy member's database, streamed to a file
 // in the cluster's own directory.
 type SnapshotOp struct {
-	// Name of the snapshot: an identifier. A restore names it, and later
-	// expressions read its status: NAME.revision, NAME.size, NAME.keys,
-	// NAME.member.
-	Name string `json:"name" yaml:"name" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
+	Name string `yaml:"name"`
 }
 
 // Binding is the snapshot's name.
@@ -68,9 +65,7 @@ func (s *SnapshotOp) Exec(ctx context.Context, env Env) (string, error) {
 // apiservers start and the operation waits until they are ready; the
 // schedulers and controller-managers start. Watchers relist.
 type RestoreOp struct {
-	// Snapshot is the name of a snapshot taken by an earlier snapshot
-	// operation.
-	Snapshot string `json:"snapshot" yaml:"snapshot" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
+	Snapshot string `yaml:"snapshot"`
 }
 
 // Summary names the snapshot.

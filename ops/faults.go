@@ -36,16 +36,7 @@ func init() {
 // TargetOp names a component to kill, stop, start, restart, pause or
 // resume (or to partition or heal).
 type TargetOp struct {
-	// Target is a component (etcd-1, kube-apiserver-2, kube-scheduler-1,
-	// kube-controller-manager-2, load-balancer, worker-3); a role resolved
-	// when the operation runs: etcd-leader, etcd-follower, scheduler-leader,
-	// controller-manager-leader; a daemon inside a node, NODE/DAEMON with
-	// DAEMON one of containerd, kubelet, kube-proxy (worker-2/kubelet: that
-	// process alone, while the node and its pods keep running; kill and stop
-	// hold it down until start, restart has its supervisor start it again;
-	// docker backend, not for partition and heal); or a template such as
-	// "${before.leader}" (a name recorded earlier).
-	Target string `json:"target" yaml:"target" jsonschema:"minLength=1"`
+	Target string `yaml:"target"`
 }
 
 // Validate checks the target names a component, a role or a daemon inside

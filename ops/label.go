@@ -16,15 +16,10 @@ func init() {
 
 // LabelOp sets or removes labels of an object.
 type LabelOp struct {
-	// Kind of the object. Default Node.
-	Kind string `json:"kind,omitempty" yaml:"kind,omitempty" jsonschema:"default=Node"`
-	// Name of the object.
-	Name string `json:"name" yaml:"name" jsonschema:"minLength=1"`
-	// Namespace of the object, for namespaced kinds.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// Labels to set; a null value (key: null, or key: ~) removes the label.
-	// In Go, a nil value means remove.
-	Labels map[string]*string `json:"labels" yaml:"labels"`
+	Kind      string             `yaml:"kind,omitempty"`
+	Name      string             `yaml:"name"`
+	Namespace string             `yaml:"namespace,omitempty"`
+	Labels    map[string]*string `yaml:"labels"`
 }
 
 // Summary names the object.

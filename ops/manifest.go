@@ -15,18 +15,10 @@ func init() {
 // ManifestOp applies or creates objects, given by exactly one of file and
 // manifest.
 type ManifestOp struct {
-	// File is a YAML file of objects, relative to the lab file.
-	File string `json:"file,omitempty" yaml:"file,omitempty"`
-	// Manifest is inline YAML; several documents are allowed.
-	Manifest string `json:"manifest,omitempty" yaml:"manifest,omitempty"`
-	// Namespace for namespaced objects that do not set one. Default
-	// "default".
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// ExpectError is a regular expression (RE2) the apiserver's refusal
-	// message must match: the operation passes only if the apiserver
-	// refuses it (admission, validation, quota, a conflict...) saying so,
-	// e.g. "exceeded quota" or "denied request".
-	ExpectError string `json:"expectError,omitempty" yaml:"expectError,omitempty"`
+	File        string `yaml:"file,omitempty"`
+	Manifest    string `yaml:"manifest,omitempty"`
+	Namespace   string `yaml:"namespace,omitempty"`
+	ExpectError string `yaml:"expectError,omitempty"`
 
 	objects     []Object
 	expectError *regexp.Regexp

@@ -18,22 +18,12 @@ func init() {
 // does. The docker backend only; a lab using it is refused on simulated
 // nodes before anything boots.
 type NodeExecOp struct {
-	// Node to run in.
-	Node string `json:"node" yaml:"node"`
-	// Command and its arguments (no shell; use [sh, -c, "..."] for one).
-	Command []string `json:"command" yaml:"command" jsonschema:"minItems=1"`
-	// ExpectError makes the operation succeed only if the command fails.
-	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`
-	// ExpectOutput is a regular expression the output must match.
-	ExpectOutput string `json:"expectOutput,omitempty" yaml:"expectOutput,omitempty"`
-	// Bind names the result for later expressions: NAME.stdout,
-	// NAME.exitCode (0, or 1 when the command failed), NAME.json.
-	Bind string `json:"bind,omitempty" yaml:"bind,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
-	// ReadsOnly says the command only reads the node or the cluster
-	// (iptables -L, crictl ps...): an exercise check with a nodeExec that
-	// does not say so is destructive (kubelab check runs it only with
-	// --final).
-	ReadsOnly bool `json:"readOnly,omitempty" yaml:"readOnly,omitempty"`
+	Node         string   `yaml:"node"`
+	Command      []string `yaml:"command"`
+	ExpectError  bool     `yaml:"expectError,omitempty"`
+	ExpectOutput string   `yaml:"expectOutput,omitempty"`
+	Bind         string   `yaml:"bind,omitempty"`
+	ReadsOnly    bool     `yaml:"readOnly,omitempty"`
 
 	expect *regexp.Regexp
 }

@@ -25,8 +25,7 @@ func init() {
 
 // NodeOp names a worker node of the topology.
 type NodeOp struct {
-	// Node is the node's name, e.g. worker-1.
-	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
+	Node string `yaml:"node"`
 }
 
 // Validate checks the node is in the topology.
@@ -66,14 +65,10 @@ func checkEffect(c Checker, e string) {
 
 // TaintOp adds or replaces a taint on a node.
 type TaintOp struct {
-	// Node is the node's name.
-	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
-	// Key of the taint.
-	Key string `json:"key" yaml:"key" jsonschema:"minLength=1"`
-	// Value of the taint, optional.
-	Value string `json:"value,omitempty" yaml:"value,omitempty"`
-	// Effect: NoSchedule, PreferNoSchedule or NoExecute.
-	Effect string `json:"effect" yaml:"effect" jsonschema:"enum=NoSchedule,enum=PreferNoSchedule,enum=NoExecute"`
+	Node   string `yaml:"node"`
+	Key    string `yaml:"key"`
+	Value  string `yaml:"value,omitempty"`
+	Effect string `yaml:"effect"`
 }
 
 // Summary shows the taint.
@@ -105,12 +100,9 @@ func (t *TaintOp) Exec(ctx context.Context, env Env) (string, error) {
 
 // UntaintOp removes a taint from a node.
 type UntaintOp struct {
-	// Node is the node's name.
-	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
-	// Key of the taint.
-	Key string `json:"key" yaml:"key" jsonschema:"minLength=1"`
-	// Effect, when set, removes only the taint with this effect.
-	Effect string `json:"effect,omitempty" yaml:"effect,omitempty" jsonschema:"enum=NoSchedule,enum=PreferNoSchedule,enum=NoExecute"`
+	Node   string `yaml:"node"`
+	Key    string `yaml:"key"`
+	Effect string `yaml:"effect,omitempty"`
 }
 
 // Summary names the taint's key.
@@ -140,10 +132,8 @@ func (t *UntaintOp) Exec(ctx context.Context, env Env) (string, error) {
 
 // DrainOp drains a node.
 type DrainOp struct {
-	// Node is the node's name.
-	Node string `json:"node" yaml:"node" jsonschema:"minLength=1"`
-	// GracePeriod overrides the pods' termination grace period.
-	GracePeriod cluster.Duration `json:"gracePeriod,omitzero" yaml:"gracePeriod,omitempty"`
+	Node        string           `yaml:"node"`
+	GracePeriod cluster.Duration `yaml:"gracePeriod,omitempty"`
 }
 
 // Summary names the node.

@@ -19,22 +19,12 @@ func init() {
 
 // PatchOp patches one object.
 type PatchOp struct {
-	// Kind of the object, e.g. Deployment.
-	Kind string `json:"kind" yaml:"kind"`
-	// Name of the object.
-	Name string `json:"name" yaml:"name"`
-	// Namespace of the object. Default "default" for namespaced kinds.
-	Namespace string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
-	// Type of patch: merge, strategic (default) or json.
-	Type string `json:"type,omitempty" yaml:"type,omitempty" jsonschema:"enum=merge,enum=strategic,enum=json,default=strategic"`
-	// Patch is the patch document, in YAML or JSON: a mapping for merge and
-	// strategic patches, a list of operations for json patches.
-	Patch string `json:"patch" yaml:"patch"`
-	// ExpectError is a regular expression (RE2) the apiserver's refusal
-	// message must match: the operation passes only if the apiserver
-	// refuses it (admission, validation, quota, a conflict...) saying so,
-	// e.g. "exceeded quota" or "denied request".
-	ExpectError string `json:"expectError,omitempty" yaml:"expectError,omitempty"`
+	Kind        string `yaml:"kind"`
+	Name        string `yaml:"name"`
+	Namespace   string `yaml:"namespace,omitempty"`
+	Type        string `yaml:"type,omitempty"`
+	Patch       string `yaml:"patch"`
+	ExpectError string `yaml:"expectError,omitempty"`
 
 	expectError *regexp.Regexp
 }

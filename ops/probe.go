@@ -33,16 +33,10 @@ const BackgroundBinding = "background"
 // maxGap, availability): what chaos tools call a steady-state probe,
 // e.g. "the apiserver kept answering during the failover".
 type ProbeOp struct {
-	// Name identifies the probe in expressions: probes.NAME.
-	Name string `json:"name" yaml:"name" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
-	// Every is the interval between attempts' starts. Default 1s; at
-	// least 10ms.
-	Every cluster.Duration `json:"every,omitzero" yaml:"every,omitempty"`
-	// Kubectl are the arguments of the kubectl each attempt runs; an
-	// attempt succeeds when kubectl exits 0 within attemptTimeout.
-	Kubectl []string `json:"kubectl" yaml:"kubectl" jsonschema:"minItems=1"`
-	// AttemptTimeout bounds one attempt. Default 5s.
-	AttemptTimeout cluster.Duration `json:"attemptTimeout,omitzero" yaml:"attemptTimeout,omitempty"`
+	Name           string           `yaml:"name"`
+	Every          cluster.Duration `yaml:"every,omitempty"`
+	Kubectl        []string         `yaml:"kubectl"`
+	AttemptTimeout cluster.Duration `yaml:"attemptTimeout,omitempty"`
 }
 
 // Summary names the probe and its command.

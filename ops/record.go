@@ -14,10 +14,8 @@ func init() {
 
 // RecordOp binds the value of an expression to a name.
 type RecordOp struct {
-	// Name of the binding: an identifier that is not a built-in name.
-	Name string `json:"name" yaml:"name" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
-	// Expr is an expression of any type.
-	Expr string `json:"expr" yaml:"expr" jsonschema:"minLength=1"`
+	Name string `yaml:"name"`
+	Expr string `yaml:"expr"`
 
 	compiled *assertions.Compiled
 }

@@ -13,8 +13,7 @@ func init() {
 
 // SleepOp waits for a fixed duration.
 type SleepOp struct {
-	// Duration to sleep, e.g. 5s.
-	Duration cluster.Duration `json:"duration" yaml:"duration"`
+	Duration cluster.Duration `yaml:"duration"`
 }
 
 // Summary shows the duration.

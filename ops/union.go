@@ -14,7 +14,7 @@ import (
 
 // Operation does one thing to or checks one thing about the cluster. Exactly
 // one of its operation fields (apply, kill, wait...) is set; description and
-// timeout are common to all.
+// timeout are common to all. Its fields are v1alpha1.Operation's.
 //
 // String arguments may hold templates: "${before.leader}" is replaced,
 // when the operation runs, by the value of a binding path (a binding, then
@@ -23,97 +23,41 @@ import (
 // manifest, file, patch) take none; in script.command a "${VAR}" that
 // names no binding is left to the shell.
 type Operation struct {
-	// Description explains the operation.
-	Description string `json:"description,omitempty" yaml:"description,omitempty"`
-	// Background runs the operation in the background under this name:
-	// the step goes on at once, the operation runs (within its timeout)
-	// while later steps do, and expressions read its record as
-	// background.NAME (.done, .passed, .error, .output, .seconds), e.g.
-	// a drain held by a PodDisruptionBudget until a later step makes room.
-	// Not for operations that bind a name, record or probe.
-	Background string `json:"background,omitempty" yaml:"background,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$"`
-	// Timeout bounds the operation. Default by kind: 30s for API writes
-	// (apply, create, patch, delete, label, taint, untaint, cordon,
-	// uncordon), record and sleep; 60s for checks (wait, assert, error),
-	// faults (kill, stop, start, restart, pause, resume, nodeDown, nodeUp),
-	// commands (kubectl, script) and snapshot; 2m for drain; 3m for
-	// restore. The operation's own
-	// duration (sleep.duration, assert.within, error.for) is added to the
-	// default.
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	Description string           `yaml:"description,omitempty"`
+	Background  string           `yaml:"background,omitempty"`
+	Timeout     cluster.Duration `yaml:"timeout,omitempty"`
 
-	// Apply creates or updates objects (kubectl apply).
-	Apply *ManifestOp `json:"apply,omitempty" yaml:"apply,omitempty"`
-	// Create creates objects and fails if they exist.
-	Create *ManifestOp `json:"create,omitempty" yaml:"create,omitempty"`
-	// Patch patches one object.
-	Patch *PatchOp `json:"patch,omitempty" yaml:"patch,omitempty"`
-	// Delete deletes objects.
-	Delete *DeleteOp `json:"delete,omitempty" yaml:"delete,omitempty"`
-	// Wait waits until an expression holds.
-	Wait *WaitOp `json:"wait,omitempty" yaml:"wait,omitempty"`
-	// Assert checks that an expression holds now, or becomes true within a
-	// duration.
-	Assert *AssertOp `json:"assert,omitempty" yaml:"assert,omitempty"`
-	// Error checks that an expression does NOT hold now, or for a whole
-	// duration.
-	Error *ErrorOp `json:"error,omitempty" yaml:"error,omitempty"`
-	// Cordon marks a node unschedulable.
-	Cordon *NodeOp `json:"cordon,omitempty" yaml:"cordon,omitempty"`
-	// Uncordon marks a node schedulable.
-	Uncordon *NodeOp `json:"uncordon,omitempty" yaml:"uncordon,omitempty"`
-	// Drain cordons a node and evicts its pods.
-	Drain *DrainOp `json:"drain,omitempty" yaml:"drain,omitempty"`
-	// Taint adds or replaces a node taint.
-	Taint *TaintOp `json:"taint,omitempty" yaml:"taint,omitempty"`
-	// Untaint removes a node taint.
-	Untaint *UntaintOp `json:"untaint,omitempty" yaml:"untaint,omitempty"`
-	// Label sets or removes labels of an object.
-	Label *LabelOp `json:"label,omitempty" yaml:"label,omitempty"`
-	// Kill sends SIGKILL to a component, or to a daemon inside a node
-	// (worker-2/kubelet), which then stays down until start.
-	Kill *TargetOp `json:"kill,omitempty" yaml:"kill,omitempty"`
-	// Stop stops a component or a daemon inside a node gracefully
-	// (SIGTERM).
-	Stop *TargetOp `json:"stop,omitempty" yaml:"stop,omitempty"`
-	// Start starts a stopped component or daemon inside a node.
-	Start *TargetOp `json:"start,omitempty" yaml:"start,omitempty"`
-	// Restart stops, then starts a component or daemon inside a node.
-	Restart *TargetOp `json:"restart,omitempty" yaml:"restart,omitempty"`
-	// Pause freezes a component or daemon inside a node (SIGSTOP).
-	Pause *TargetOp `json:"pause,omitempty" yaml:"pause,omitempty"`
-	// Resume unfreezes a paused component or daemon inside a node
-	// (SIGCONT).
-	Resume *TargetOp `json:"resume,omitempty" yaml:"resume,omitempty"`
-	// Partition cuts a component or node off the cluster network (docker
-	// backend only).
-	Partition *TargetOp `json:"partition,omitempty" yaml:"partition,omitempty"`
-	// Heal reconnects a partitioned component (docker backend only).
-	Heal *TargetOp `json:"heal,omitempty" yaml:"heal,omitempty"`
-	// NodeDown takes a worker node down: its kubelet stops heartbeating.
-	NodeDown *NodeOp `json:"nodeDown,omitempty" yaml:"nodeDown,omitempty"`
-	// NodeUp brings a worker node back.
-	NodeUp *NodeOp `json:"nodeUp,omitempty" yaml:"nodeUp,omitempty"`
-	// Kubectl runs kubectl against the lab cluster.
-	Kubectl *KubectlOp `json:"kubectl,omitempty" yaml:"kubectl,omitempty"`
-	// Script runs a shell command with KUBECONFIG set.
-	Script *ScriptOp `json:"script,omitempty" yaml:"script,omitempty"`
-	// NodeExec runs a command inside a real node (docker backend).
-	NodeExec *NodeExecOp `json:"nodeExec,omitempty" yaml:"nodeExec,omitempty"`
-	// Sleep waits for a fixed duration.
-	Sleep *SleepOp `json:"sleep,omitempty" yaml:"sleep,omitempty"`
-	// Record evaluates an expression and binds its value to a name that
-	// later expressions can use.
-	Record *RecordOp `json:"record,omitempty" yaml:"record,omitempty"`
-	// Snapshot saves an etcd snapshot (etcdctl snapshot save) under a name.
-	Snapshot *SnapshotOp `json:"snapshot,omitempty" yaml:"snapshot,omitempty"`
-	// Restore restores every etcd member from a snapshot taken earlier
-	// (etcdutl snapshot restore), stopping and starting the control plane
-	// around it.
-	Restore *RestoreOp `json:"restore,omitempty" yaml:"restore,omitempty"`
-	// Probe starts a background probe that runs until the lab ends; later
-	// expressions read its record as probes.NAME.
-	Probe *ProbeOp `json:"probe,omitempty" yaml:"probe,omitempty"`
+	Apply     *ManifestOp `yaml:"apply,omitempty"`
+	Create    *ManifestOp `yaml:"create,omitempty"`
+	Patch     *PatchOp    `yaml:"patch,omitempty"`
+	Delete    *DeleteOp   `yaml:"delete,omitempty"`
+	Wait      *WaitOp     `yaml:"wait,omitempty"`
+	Assert    *AssertOp   `yaml:"assert,omitempty"`
+	Error     *ErrorOp    `yaml:"error,omitempty"`
+	Cordon    *NodeOp     `yaml:"cordon,omitempty"`
+	Uncordon  *NodeOp     `yaml:"uncordon,omitempty"`
+	Drain     *DrainOp    `yaml:"drain,omitempty"`
+	Taint     *TaintOp    `yaml:"taint,omitempty"`
+	Untaint   *UntaintOp  `yaml:"untaint,omitempty"`
+	Label     *LabelOp    `yaml:"label,omitempty"`
+	Kill      *TargetOp   `yaml:"kill,omitempty"`
+	Stop      *TargetOp   `yaml:"stop,omitempty"`
+	Start     *TargetOp   `yaml:"start,omitempty"`
+	Restart   *TargetOp   `yaml:"restart,omitempty"`
+	Pause     *TargetOp   `yaml:"pause,omitempty"`
+	Resume    *TargetOp   `yaml:"resume,omitempty"`
+	Partition *TargetOp   `yaml:"partition,omitempty"`
+	Heal      *TargetOp   `yaml:"heal,omitempty"`
+	NodeDown  *NodeOp     `yaml:"nodeDown,omitempty"`
+	NodeUp    *NodeOp     `yaml:"nodeUp,omitempty"`
+	Kubectl   *KubectlOp  `yaml:"kubectl,omitempty"`
+	Script    *ScriptOp   `yaml:"script,omitempty"`
+	NodeExec  *NodeExecOp `yaml:"nodeExec,omitempty"`
+	Sleep     *SleepOp    `yaml:"sleep,omitempty"`
+	Record    *RecordOp   `yaml:"record,omitempty"`
+	Snapshot  *SnapshotOp `yaml:"snapshot,omitempty"`
+	Restore   *RestoreOp  `yaml:"restore,omitempty"`
+	Probe     *ProbeOp    `yaml:"probe,omitempty"`
 
 	pos       Pos
 	templates map[string]*Template // the body's ${...} strings, by field

@@ -2,9 +2,6 @@ package v1alpha1
 
 import (
 	"fmt"
-
-	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/ops"
 )
 
 // KindExercise is the kind of an exercise file (apiVersion APIVersion).
@@ -37,7 +34,7 @@ type ExerciseMetadata struct {
 	// Topics are the seed topics the exercise practises, e.g. scheduler.
 	Topics []string `json:"topics,omitempty" yaml:"topics,omitempty"`
 	// Duration is the estimated time a learner needs to solve it.
-	Duration cluster.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
+	Duration Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
 }
 
 // ExerciseSpec is what the learner is asked, and how a submission is
@@ -57,20 +54,20 @@ type ExerciseSpec struct {
 	// Timeout is the time limit for grading one submission: boot, setup,
 	// applying the submission and every check. Checks that have not run
 	// when it expires score nothing. Default 10m.
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 	// Cluster is the topology the submission is graded on. Omitted counts
 	// default to 1.
-	Cluster cluster.Topology `json:"cluster,omitzero" yaml:"cluster,omitempty"`
+	Cluster Topology `json:"cluster,omitzero" yaml:"cluster,omitempty"`
 	// Setup runs before the submission is applied (lab operations): the
 	// existing workloads, taints or objects the task starts from. A setup
 	// failure is an error of the exercise, not of the submission.
-	Setup []ops.Operation `json:"setup,omitempty" yaml:"setup,omitempty"`
+	Setup []Operation `json:"setup,omitempty" yaml:"setup,omitempty"`
 	// Solution is the reference solution as operations, for what no
 	// submission of manifests can repair (a dead component: `start`):
 	// `kubelab solve` runs them after applying the solution directory, if
 	// there is one, and the tests run them on the setup state. A learner
 	// does the same with `kubelab fault`; say so in the statement.
-	Solution []ops.Operation `json:"solution,omitempty" yaml:"solution,omitempty"`
+	Solution []Operation `json:"solution,omitempty" yaml:"solution,omitempty"`
 	// Submission is the contract a submission must respect.
 	Submission Contract `json:"submission" yaml:"submission"`
 	// Checks are graded in order; each is worth its points when all of
@@ -201,10 +198,10 @@ type Check struct {
 	// Timeout caps the check's try operations (finally has its own
 	// timeouts); none by default (the exercise's time limit still
 	// applies).
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 	// Try lists the operations, run in order until one fails; the check
 	// passes when all pass.
-	Try []ops.Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
+	Try []Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
 	// Destructive marks a check that changes the cluster (cordons,
 	// drains, deletes, takes a node down, kills a component): `kubelab
 	// check` and `check --watch` on a live cluster skip it and say so,
@@ -219,12 +216,8 @@ type Check struct {
 	// uncordon to undo a fault for the next checks, also when try ran out
 	// of time (with its own timeouts). A finally operation that fails
 	// fails the check: the cluster is no longer what it was.
-	Finally []ops.Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
+	Finally []Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
 }
-
-// IsDestructive reports whether the check changes the cluster (see
-// Destructive; the loader fills it in).
-func (c *Check) IsDestructive() bool { return c.Destructive != nil && *c.Destructive }
 
 // Sample is a submission shipped with the exercise and the score it must
 // get.

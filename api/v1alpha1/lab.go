@@ -1,10 +1,5 @@
 package v1alpha1
 
-import (
-	"kubelab.dev/kubelab/cluster"
-	"kubelab.dev/kubelab/ops"
-)
-
 // The only apiVersion of kubelab's files, and the kind of a lab file.
 const (
 	APIVersion = "kubelab.dev/v1alpha1"
@@ -37,7 +32,7 @@ type Metadata struct {
 	// Topics are the seed topics the lab teaches, e.g. etcd-raft.
 	Topics []string `json:"topics,omitempty" yaml:"topics,omitempty"`
 	// Duration is the estimated time the lab takes, shown by `kubelab list`.
-	Duration cluster.Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
+	Duration Duration `json:"duration,omitzero" yaml:"duration,omitempty"`
 }
 
 // Spec is the cluster of a lab and the operations run against it.
@@ -48,20 +43,20 @@ type Metadata struct {
 // therefore ends at the earliest of the three deadlines.
 type Spec struct {
 	// Timeout bounds the whole lab. Default 10m.
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 	// Cluster is the topology the lab runs on. Omitted counts default to 1.
-	Cluster cluster.Topology `json:"cluster,omitzero" yaml:"cluster,omitempty"`
+	Cluster Topology `json:"cluster,omitzero" yaml:"cluster,omitempty"`
 	// Steps run in order; the lab fails at the first failing step unless
 	// that step sets continueOnError.
 	Steps []Step `json:"steps" yaml:"steps" jsonschema:"minItems=1"`
 	// Catch runs when a step failed.
-	Catch []ops.Operation `json:"catch,omitempty" yaml:"catch,omitempty"`
+	Catch []Operation `json:"catch,omitempty" yaml:"catch,omitempty"`
 	// Finally always runs after the steps (and catch); if one of its
 	// operations fails, a lab that passed fails.
-	Finally []ops.Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
+	Finally []Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
 	// Cleanup runs last, before the cluster is torn down; if one of its
 	// operations fails, a lab that passed fails.
-	Cleanup []ops.Operation `json:"cleanup,omitempty" yaml:"cleanup,omitempty"`
+	Cleanup []Operation `json:"cleanup,omitempty" yaml:"cleanup,omitempty"`
 }
 
 // Step is a named sequence of operations.
@@ -72,10 +67,10 @@ type Step struct {
 	Description string `json:"description,omitempty" yaml:"description,omitempty"`
 	// Timeout caps the step, including its operations; none by default
 	// (the lab's timeout still applies).
-	Timeout cluster.Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 	// ContinueOnError runs the next steps even when this one fails (the lab
 	// still fails).
 	ContinueOnError bool `json:"continueOnError,omitempty" yaml:"continueOnError,omitempty"`
 	// Try lists the operations, run in order until one fails.
-	Try []ops.Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
+	Try []Operation `json:"try" yaml:"try" jsonschema:"minItems=1"`
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/invopop/jsonschema"
 	"gopkg.in/yaml.v3"
 
-	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/api/v1alpha1"
 )
 
 // Want is one expected problem of a fixture, written in it as
@@ -86,7 +86,7 @@ const durationPattern = `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
 // renders durations as strings and label values as nullable strings.
 func Mapper(t reflect.Type) *jsonschema.Schema {
 	switch t {
-	case reflect.TypeFor[cluster.Duration]():
+	case reflect.TypeFor[v1alpha1.Duration]():
 		return &jsonschema.Schema{Type: "string", Pattern: durationPattern}
 	case reflect.TypeFor[map[string]*string]():
 		return &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{
