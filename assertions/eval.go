@@ -11,6 +11,8 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
+
+	"kubelab.dev/kubelab/report"
 )
 
 type identVisitor struct{ ids []string }
@@ -71,11 +73,9 @@ func Holds(ctx context.Context, c *Compiled, v View, bindings map[string]any) (b
 	return b, nil
 }
 
-// Observation is the value of one sub-expression at an evaluation.
-type Observation struct {
-	Expr  string `json:"expr"`
-	Value string `json:"value"`
-}
+// Observation is the value of one sub-expression at an evaluation: the
+// report's, which shows those of a failed check as they were.
+type Observation = report.Observation
 
 // Explain evaluates the interesting sub-expressions of c (operands of
 // comparisons and logical operators, calls, member accesses) so a failure

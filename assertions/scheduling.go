@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	obs "kubelab.dev/kubelab/observe"
+	"kubelab.dev/kubelab/report"
 )
 
 // Scheduling is the real kube-scheduler's last decision about one pod,
@@ -17,13 +18,10 @@ import (
 // weight), .best (the nodes with the highest total), .feasible, .result,
 // .unitemized (scored nodes beyond the 20 best whose per-plugin scores
 // were not written down; .total has them all).
-type Scheduling struct {
-	obs.Decision
-	// Best are the nodes with the highest total (several on a tie).
-	Best []string `json:"best" expr:"best"`
-	// Found is false until the scheduler has tried the pod.
-	Found bool `json:"found" expr:"found"`
-}
+//
+// It is the report's Decision: a report shows the decisions expressions
+// asked about as they were.
+type Scheduling = report.Decision
 
 // Scheduling implements View: it reads every scheduler's decision log
 // (the leader writes; a former leader's decisions are kept) and returns

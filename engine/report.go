@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -57,7 +56,7 @@ func WriteSummary(w io.Writer, p *i18n.Printer, results []*Result) {
 		if len(r.Recovery) > 0 {
 			p.Fprintf(w, "\n   Recovery:\n")
 			for _, rc := range r.Recovery {
-				fmt.Fprintf(w, "     %s\n", rc.DescribeIn(p))
+				fmt.Fprintf(w, "     %s\n", DescribeIn(p, rc))
 			}
 		}
 	}
@@ -89,63 +88,10 @@ func WriteTimeline(w io.Writer, r *Result) {
 	}
 }
 
-// WriteJSON writes the results as JSON: labs, steps, operations,
-// verdicts, timeline and recovery figures. Durations are in seconds.
-func WriteJSON(w io.Writer, results []*Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		APIVersion string    `json:"apiVersion"`
-		Results    []*Result `json:"results"`
-	}{report.APIVersion, results})
-}
-
-// MarshalJSON writes durations as seconds.
-func (r Result) MarshalJSON() ([]byte, error) {
-	type plain Result
-	return json.Marshal(struct {
-		plain
-		Duration     float64 `json:"duration"`
-		BootDuration float64 `json:"bootDuration"`
-	}{plain(r), r.Duration.Seconds(), r.BootDuration.Seconds()})
-}
-
-// MarshalJSON writes durations as seconds.
-func (s StepResult) MarshalJSON() ([]byte, error) {
-	type plain StepResult
-	return json.Marshal(struct {
-		plain
-		Duration float64 `json:"duration"`
-	}{plain(s), s.Duration.Seconds()})
-}
-
-// MarshalJSON writes durations as seconds.
-func (o OpResult) MarshalJSON() ([]byte, error) {
-	type plain OpResult
-	return json.Marshal(struct {
-		plain
-		Duration float64 `json:"duration"`
-	}{plain(o), o.Duration.Seconds()})
-}
-
-// MarshalJSON writes the offset in seconds.
-func (e TimelineEvent) MarshalJSON() ([]byte, error) {
-	type plain TimelineEvent
-	return json.Marshal(struct {
-		plain
-		At float64 `json:"at"`
-	}{plain(e), e.At.Seconds()})
-}
-
-// MarshalJSON writes durations as seconds.
-func (r Recovery) MarshalJSON() ([]byte, error) {
-	type plain Recovery
-	return json.Marshal(struct {
-		plain
-		After   float64 `json:"after"`
-		FaultAt float64 `json:"faultAt"`
-	}{plain(r), r.After.Seconds(), r.FaultAt.Seconds()})
-}
+// WriteJSON writes the results as JSON (report.WriteJSON): labs, steps,
+// operations, verdicts, timeline and recovery figures, durations in
+// seconds.
+func WriteJSON(w io.Writer, results []*Result) error { return report.WriteJSON(w, results) }
 
 // WriteJUnit writes one testsuite per lab and one testcase per step; a
 // failed step's testcase carries the failure message with the observed

@@ -16,6 +16,7 @@ import (
 	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/load"
 	"kubelab.dev/kubelab/ops"
+	"kubelab.dev/kubelab/report"
 )
 
 // NewBackend makes the backend a lab runs on from its topology.
@@ -86,124 +87,35 @@ type Progress struct {
 	Err  error
 }
 
-// Status of a step or lab.
-type Status string
+// The results of a run are the report model (package report): the
+// runner fills them, report.WriteJSON writes them and the HTML page draws
+// them as they are. Their names here are the runner's.
+type (
+	// Status of a step or lab.
+	Status = report.Status
+	// Result is the outcome of one lab.
+	Result = report.Lab
+	// StepResult is the outcome of one step.
+	StepResult = report.Step
+	// OpResult is the outcome of one operation.
+	OpResult = report.Op
+	// DrillAnswer is an interview drill's question and answers in a report.
+	DrillAnswer = report.Drill
+	// KeyPointScore is how an answer fared on one key point of a drill.
+	KeyPointScore = report.KeyPoint
+	// GradeScore is the score line of a graded submission in a lab report
+	// (package grade draws a grade as a Result).
+	GradeScore = report.Score
+)
 
 // Statuses.
 const (
-	Passed  Status = "passed"
-	Failed  Status = "failed"
-	Skipped Status = "skipped"
-	Errored Status = "error" // the lab could not run (cluster did not come up)
-	// Interrupted: the run was stopped (Ctrl-C, SIGTERM) before the lab
-	// ended; neither a pass nor a failure of the lab.
-	Interrupted Status = "interrupted"
+	Passed      = report.Passed
+	Failed      = report.Failed
+	Skipped     = report.Skipped
+	Errored     = report.Errored
+	Interrupted = report.Interrupted
 )
-
-// Result is the outcome of one lab.
-type Result struct {
-	Lab      string        `json:"lab"`
-	Title    string        `json:"title"`
-	File     string        `json:"file"`
-	Status   Status        `json:"status"`
-	Error    string        `json:"error,omitempty"`
-	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration"`
-	// BootDuration is how long the cluster took to come up.
-	BootDuration time.Duration `json:"bootDuration"`
-	Steps        []StepResult  `json:"steps"`
-	// Hooks are the catch, finally and cleanup operations that ran.
-	Hooks    []OpResult      `json:"hooks,omitempty"`
-	Timeline []TimelineEvent `json:"timeline"`
-	// Traces are the chains of writes, from the audit logs, behind each
-	// Deployment the lab created.
-	Traces []DeploymentTrace `json:"traces,omitempty"`
-	// Scheduling is the scheduler's last decision, plugin by plugin, about
-	// every pod the lab's expressions asked scheduling() about.
-	Scheduling []assertions.Scheduling `json:"scheduling,omitempty"`
-	Recovery   []Recovery              `json:"recovery,omitempty"`
-	// Score is set when the result is a graded submission's (see
-	// grade.Grade.Result): the points and what was not applied.
-	Score *GradeScore `json:"score,omitempty"`
-	// Kubeconfig of a cluster kept after failure.
-	Kubeconfig string `json:"kubeconfig,omitempty"`
-	// Pipeline are the requests the apiservers refused during the run,
-	// each with the stage of the request pipeline that stopped it (when
-	// the cluster's audit log is read).
-	Pipeline []PipelineRequest `json:"pipeline,omitempty"`
-	// Drill is set on the last scenario of an interview drill: the
-	// question, the learner's answer, the model answer, and how the
-	// answer fared on each key point with the cluster's evidence.
-	Drill *DrillAnswer `json:"drill,omitempty"`
-}
-
-// DrillAnswer is an interview drill's question and answers in a report.
-type DrillAnswer struct {
-	Question string `json:"question"`
-	// Answered is set when the learner was asked (or gave --answer-file):
-	// only then do the key points count as made or missed.
-	Answered    bool   `json:"answered"`
-	Answer      string `json:"answer"`
-	ModelAnswer string `json:"modelAnswer"`
-	// KeyPoints are the drill's key points, each made or missed by Answer.
-	KeyPoints []KeyPointScore `json:"keyPoints"`
-}
-
-// KeyPointScore is how an answer fared on one key point of a drill.
-type KeyPointScore struct {
-	// Point is the key point's statement.
-	Point string `json:"point"`
-	// Made says whether the answer made it.
-	Made bool `json:"made"`
-	// By is the sentence of the answer that made it ("" when missed).
-	By string `json:"by,omitempty"`
-	// Missing are the terms that would have made it: the first of each
-	// group of terms the answer lacked.
-	Missing []string `json:"missing,omitempty"`
-	// Evidence is what the cluster showed of the point in this run.
-	Evidence []string `json:"evidence,omitempty"`
-}
-
-// GradeScore is the score line of a graded submission in a lab report
-// (package grade draws a grade as a Result).
-type GradeScore struct {
-	// Score is the points earned; Max the points of every check.
-	Score int `json:"score"`
-	Max   int `json:"max"`
-	// PassingScore is the score needed to pass.
-	PassingScore int `json:"passingScore"`
-	// Passed says whether Score reached PassingScore.
-	Passed bool `json:"passed"`
-	// NotApplied lists the submission's objects that never reached the
-	// cluster: refused by the contract or rejected by the API server.
-	NotApplied []string `json:"notApplied,omitempty"`
-}
-
-// Passed reports whether the lab passed.
-func (r *Result) Passed() bool { return r.Status == Passed }
-
-// StepResult is the outcome of one step.
-type StepResult struct {
-	Name     string        `json:"name"`
-	Status   Status        `json:"status"`
-	Duration time.Duration `json:"duration"`
-	Error    string        `json:"error,omitempty"`
-	Ops      []OpResult    `json:"operations"`
-}
-
-// OpResult is the outcome of one operation.
-type OpResult struct {
-	Kind     string        `json:"kind"`
-	Line     int           `json:"line"`
-	Summary  string        `json:"summary"`
-	Status   Status        `json:"status"`
-	Duration time.Duration `json:"duration"`
-	Error    string        `json:"error,omitempty"`
-	// Observed holds sub-expression values at the last evaluation of a
-	// failed check.
-	Observed []assertions.Observation `json:"observed,omitempty"`
-	Output   string                   `json:"output,omitempty"`
-}
 
 // CheckFailure is the error of a wait, assert or error operation that
 // failed: what was expected, what was seen at the last evaluation, and how

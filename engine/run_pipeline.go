@@ -14,18 +14,7 @@ var PipelineStages = report.PipelineStages
 
 // PipelineRequest is a request the apiservers refused, with the stage of
 // their request pipeline that stopped it and why (from the audit log).
-type PipelineRequest struct {
-	Time     time.Time `json:"time"`
-	User     string    `json:"user"`
-	Verb     string    `json:"verb"`
-	Resource string    `json:"resource"`
-	Code     int       `json:"code"`
-	// Stage is authentication, authorization, admission or validation.
-	Stage string `json:"stage"`
-	// By names what refused it when known (RBAC, a policy, a webhook).
-	By     string `json:"by,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
+type PipelineRequest = report.Request
 
 // maxRefused bounds the refused requests a run keeps: the latest ones.
 const maxRefused = 20

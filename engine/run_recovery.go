@@ -7,17 +7,12 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/report"
 )
 
 // Recovery is how long the cluster took to react to a fault: from the fault
 // to the first following event that shows the faulted thing recovering.
-type Recovery struct {
-	Fault    string        `json:"fault"`
-	Event    string        `json:"event"`
-	After    time.Duration `json:"after"`
-	FaultAt  time.Duration `json:"faultAt"`
-	Describe string        `json:"describe"`
-}
+type Recovery = report.Recovery
 
 // faulted is what a fault event hurt (or repaired).
 type faulted struct {

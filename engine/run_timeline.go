@@ -15,6 +15,7 @@ import (
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/report"
 )
 
 // Timeline event kinds.
@@ -33,16 +34,7 @@ const (
 
 // TimelineEvent is one thing that happened during a run, at an offset from
 // the start of the steps.
-type TimelineEvent struct {
-	At      time.Duration `json:"at"`
-	Kind    string        `json:"kind"`
-	Subject string        `json:"subject"`
-	Detail  string        `json:"detail"`
-}
-
-func (e TimelineEvent) String() string {
-	return fmt.Sprintf("%8.3fs  %-13s %-28s %s", e.At.Seconds(), e.Kind, e.Subject, e.Detail)
-}
+type TimelineEvent = report.Event
 
 type timeline struct {
 	start time.Time

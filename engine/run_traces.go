@@ -5,15 +5,11 @@ import (
 	"strings"
 
 	"kubelab.dev/kubelab/assertions"
+	"kubelab.dev/kubelab/report"
 )
 
 // DeploymentTrace is the chain of writes behind one Deployment.
-type DeploymentTrace struct {
-	// Deployment as namespace/name.
-	Deployment string `json:"deployment"`
-	// Hops, oldest first.
-	Hops []assertions.TraceHop `json:"hops"`
-}
+type DeploymentTrace = report.Trace
 
 // traces reads the trace of every Deployment the timeline saw created.
 func traces(ctx context.Context, live assertions.View, tl []TimelineEvent) []DeploymentTrace {

@@ -33,10 +33,10 @@ var (
 )
 
 // DetailIn is the event's detail in p's language.
-func (e TimelineEvent) DetailIn(p *i18n.Printer) string { return wordsIn(p, e.Detail) }
+func DetailIn(p *i18n.Printer, e TimelineEvent) string { return wordsIn(p, e.Detail) }
 
 // DescribeIn is the recovery's description in p's language.
-func (r Recovery) DescribeIn(p *i18n.Printer) string {
+func DescribeIn(p *i18n.Printer, r Recovery) string {
 	if p.Lang() == i18n.EN || r.Describe == "" || r.Fault == "" {
 		return r.Describe
 	}

@@ -23,19 +23,19 @@ func TestWordsIn(t *testing.T) {
 		"web endpoints whole again": "web 的端点再次完整",
 	} {
 		e := TimelineEvent{Detail: detail}
-		if got := e.DetailIn(zh); got != want {
+		if got := DetailIn(zh, e); got != want {
 			t.Errorf("zh %q = %q, want %q", detail, got, want)
 		}
-		if got := e.DetailIn(en); got != detail {
+		if got := DetailIn(en, e); got != detail {
 			t.Errorf("en %q = %q", detail, got)
 		}
 	}
 	rc := Recovery{Fault: "kill etcd-leader=etcd-2", Event: "new etcd leader (etcd-1)", After: 1323 * time.Millisecond,
 		Describe: "kill etcd-leader=etcd-2 -> new etcd leader (etcd-1) after 1.323s"}
-	if got, want := rc.DescribeIn(zh), "kill etcd-leader=etcd-2 -> 新的 etcd 领导者（etcd-1），用时 1.323s"; got != want {
+	if got, want := DescribeIn(zh, rc), "kill etcd-leader=etcd-2 -> 新的 etcd 领导者（etcd-1），用时 1.323s"; got != want {
 		t.Errorf("zh recovery %q, want %q", got, want)
 	}
-	if got := rc.DescribeIn(en); got != rc.Describe {
+	if got := DescribeIn(en, rc); got != rc.Describe {
 		t.Errorf("en recovery %q", got)
 	}
 }

@@ -311,13 +311,13 @@ func evidenceOf(p *i18n.Printer, kp KeyPoint, r Report) []string {
 	case kp.Evidence == "":
 	case kp.Evidence == EvidenceRecovery:
 		for _, rc := range r.Recovery {
-			out = append(out, rc.DescribeIn(p))
+			out = append(out, engine.DescribeIn(p, rc))
 		}
 	case strings.HasPrefix(kp.Evidence, EvidenceTimeline):
 		kind := strings.TrimSpace(strings.TrimPrefix(kp.Evidence, EvidenceTimeline))
 		for _, e := range r.Timeline {
 			if e.Kind == kind && len(out) < 4 {
-				out = append(out, fmt.Sprintf("%.1fs %s: %s", e.At.Seconds(), e.Subject, e.DetailIn(p)))
+				out = append(out, fmt.Sprintf("%.1fs %s: %s", e.At.Seconds(), e.Subject, engine.DetailIn(p, e)))
 			}
 		}
 	default:

@@ -21,15 +21,9 @@ func nodesSteps() []Step {
 				if err != nil {
 					return err
 				}
-				n := unquote(node)
-				op := ops.Operation{}
-				switch verb {
-				case "cordon":
-					op.Cordon = &ops.NodeOp{Node: n}
-				case "uncordon":
-					op.Uncordon = &ops.NodeOp{Node: n}
-				case "drain":
-					op.Drain = &ops.DrainOp{Node: n}
+				op, err := ops.Aimed(verb, unquote(node))
+				if err != nil {
+					return err
 				}
 				_, err = s.run(ctx, op)
 				return err

@@ -48,9 +48,9 @@ type Grade struct {
 	// Started is when grading started.
 	Started time.Time `json:"started"`
 	// Duration is how long grading took, boot and teardown included.
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration `json:"duration,format:sec"`
 	// BootDuration is how long the cluster took to come up.
-	BootDuration time.Duration `json:"bootDuration"`
+	BootDuration time.Duration `json:"bootDuration,format:sec"`
 	// Refused lists what the submission had that was not applied.
 	Refused []Refusal `json:"refused"`
 	// Objects lists the submission's objects that were sent to the
@@ -103,7 +103,7 @@ type CheckResult struct {
 	// Error is the failing operation's full error.
 	Error string `json:"error,omitempty"`
 	// Duration is how long the check took.
-	Duration time.Duration `json:"duration"`
+	Duration time.Duration `json:"duration,format:sec"`
 	// Ops are the try operations that ran.
 	Ops []engine.OpResult `json:"operations"`
 	// Finally are the finally operations that ran.

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/internal/safetext"
@@ -105,28 +107,9 @@ func verdict(g *Grade) string {
 // refusals, applied objects, checks (expected and observed values,
 // operations) and timeline. Durations are in seconds.
 func WriteJSON(w io.Writer, g *Grade) error {
-	enc := json.NewEncoder(w)
+	enc := jsonv1.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(g)
-}
-
-// MarshalJSON writes durations as seconds.
-func (g Grade) MarshalJSON() ([]byte, error) {
-	type plain Grade
-	return json.Marshal(struct {
-		plain
-		Duration     float64 `json:"duration"`
-		BootDuration float64 `json:"bootDuration"`
-	}{plain(g), g.Duration.Seconds(), g.BootDuration.Seconds()})
-}
-
-// MarshalJSON writes the duration as seconds.
-func (c CheckResult) MarshalJSON() ([]byte, error) {
-	type plain CheckResult
-	return json.Marshal(struct {
-		plain
-		Duration float64 `json:"duration"`
-	}{plain(c), c.Duration.Seconds()})
 }
 
 // WriteJUnit writes one testsuite per grade and one testcase per

@@ -170,3 +170,24 @@ func TestProbeRecord(t *testing.T) {
 		t.Errorf("after stop: %+v", q)
 	}
 }
+
+func TestAimed(t *testing.T) {
+	for _, c := range []struct {
+		kind, name, want string
+	}{
+		{"kill", "etcd-leader", "kill etcd-leader"},
+		{"nodeDown", "worker-2", "node down worker-2"},
+		{"drain", "worker-1", "drain worker-1"},
+		{"cordon", "worker-1", "cordon worker-1"},
+	} {
+		op, err := Aimed(c.kind, c.name)
+		if err != nil || op.Kind() != c.kind || op.Summary() != c.want {
+			t.Errorf("Aimed(%s, %s) = %s %q, %v; want %s %q", c.kind, c.name, op.Kind(), op.Summary(), err, c.kind, c.want)
+		}
+	}
+	for _, kind := range []string{"wait", "nope"} {
+		if _, err := Aimed(kind, "x"); err == nil {
+			t.Errorf("Aimed(%s) made an operation", kind)
+		}
+	}
+}

@@ -228,3 +228,22 @@ func New(kind string, spec any) (Operation, error) {
 	}
 	return o, fmt.Errorf("unknown operation %q", kind)
 }
+
+// Aimed is the operation of a kind whose body names one thing to act on
+// (a fault's target, a node operation's node), aimed at name: what a
+// drill step or a page's fault button makes from a kind and a name
+// without knowing the kind's body.
+func Aimed(kind, name string) (Operation, error) {
+	k, ok := Lookup(kind)
+	if !ok {
+		return Operation{}, fmt.Errorf("unknown operation %q", kind)
+	}
+	body := reflect.New(k.Type.Elem())
+	for _, field := range []string{"Target", "Node"} {
+		if f := body.Elem().FieldByName(field); f.IsValid() && f.Kind() == reflect.String {
+			f.SetString(name)
+			return New(kind, body.Interface())
+		}
+	}
+	return Operation{}, fmt.Errorf("operation %s does not aim at a component or node", kind)
+}

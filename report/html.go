@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"kubelab.dev/kubelab/internal/i18n"
 	"kubelab.dev/kubelab/internal/safetext"
@@ -17,11 +18,11 @@ var files embed.FS
 
 var page = template.Must(template.New("html.tmpl").Funcs(template.FuncMap{
 	// t, tf and lang are the page's language (HTMLIn); English here.
-	"t":             func(s string) string { return s },
+	"t":             func(s any) string { return fmt.Sprint(s) },
 	"tf":            fmt.Sprintf,
 	"lang":          func() string { return string(i18n.EN) },
-	"secs":          func(s float64) string { return fmt.Sprintf("%.2fs", s) },
-	"lower":         strings.ToLower,
+	"secs":          func(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) },
+	"lower":         func(s any) string { return strings.ToLower(fmt.Sprint(s)) },
 	"join":          strings.Join,
 	"timelineCSS":   TimelineCSS,
 	"schedulingCSS": SchedulingCSS,
@@ -92,7 +93,7 @@ func TimelineCSS() template.CSS { return template.CSS(timelineCSS) }
 // TimelineSVG draws the timeline of a lab as the HTML report does: the
 // swimlanes (steps, etcd members, lease holders, nodes, pods), fault
 // markers and recovery spans, as one SVG element (style: TimelineCSS).
-func TimelineSVG(l Lab) (template.HTML, error) {
+func TimelineSVG(l *Lab) (template.HTML, error) {
 	pic := Timeline(l)
 	var b strings.Builder
 	if err := page.ExecuteTemplate(&b, "timeline", timelineView{Svg: drawTimeline(pic), Lanes: len(pic.Lanes), Markers: len(pic.Markers)}); err != nil {
@@ -119,10 +120,16 @@ func HTMLIn(w io.Writer, jsonReport []byte, p *i18n.Printer) error {
 	if err != nil {
 		return err
 	}
+	return HTMLOf(w, labs, p)
+}
+
+// HTMLOf writes the HTML page of labs, as read from a JSON report or
+// straight from the runner, in p's language.
+func HTMLOf(w io.Writer, labs []*Lab, p *i18n.Printer) error {
 	var views []labView
 	for _, l := range labs {
 		pic := Timeline(l)
-		v := labView{Lab: l, TL: timelineView{Svg: drawTimeline(pic), Lanes: len(pic.Lanes), Markers: len(pic.Markers)}}
+		v := labView{Lab: *l, TL: timelineView{Svg: drawTimeline(pic), Lanes: len(pic.Lanes), Markers: len(pic.Markers)}}
 		for _, d := range l.Scheduling {
 			v.Sched = append(v.Sched, schedulingView(d))
 		}
@@ -135,7 +142,7 @@ func HTMLIn(w io.Writer, jsonReport []byte, p *i18n.Printer) error {
 	// cluster: their control characters show escaped on the page.
 	counts := map[string]int{}
 	for _, v := range views {
-		counts[v.Status]++
+		counts[string(v.Status)]++
 	}
 	var summary []string
 	for _, st := range []string{"passed", "failed", "errored", "refused", "interrupted", "skipped"} {
@@ -156,7 +163,7 @@ var pages = func() map[i18n.Lang]*template.Template {
 	out := map[i18n.Lang]*template.Template{}
 	for _, l := range i18n.Langs {
 		p := i18n.NewPrinter(l)
-		out[l] = template.Must(page.Clone()).Funcs(template.FuncMap{"t": p.S, "tf": p.Sprintf, "lang": func() string { return string(l) }})
+		out[l] = template.Must(page.Clone()).Funcs(template.FuncMap{"t": func(s any) string { return p.S(fmt.Sprint(s)) }, "tf": p.Sprintf, "lang": func() string { return string(l) }})
 	}
 	return out
 }()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestHTMLFromJSONReport(t *testing.T) {
@@ -92,7 +93,7 @@ func TestHTMLDrawsThePipeline(t *testing.T) {
 // TestLiveTimelineEndsNow: a live timeline's lanes run until now, not
 // until the last event (a node that went down 20 s ago is still down).
 func TestLiveTimelineEndsNow(t *testing.T) {
-	l := Lab{Timeline: []Event{{At: 1, Kind: "node", Subject: "worker-1", Detail: "NotReady"}}, Now: 21}
+	l := &Lab{Timeline: []Event{{At: time.Second, Kind: "node", Subject: "worker-1", Detail: "NotReady"}}, Now: 21 * time.Second}
 	pic := Timeline(l)
 	if pic.End != 21 {
 		t.Fatalf("the axis ends at %v, want now (21)", pic.End)

@@ -50,13 +50,13 @@ var etcdMember = regexp.MustCompile(`\betcd-\d+\b`)
 
 // Timeline turns a lab's timeline events into lanes, fault markers and
 // recovery spans.
-func Timeline(l Lab) Picture {
-	p := Picture{End: max(0.001, l.Now)}
+func Timeline(l *Lab) Picture {
+	p := Picture{End: max(0.001, l.Now.Seconds())}
 	for _, e := range l.Timeline {
-		p.End = max(p.End, e.At)
+		p.End = max(p.End, e.At.Seconds())
 	}
 	for _, r := range l.Recovery {
-		p.End = max(p.End, r.FaultAt+r.After)
+		p.End = max(p.End, (r.FaultAt + r.After).Seconds())
 	}
 	p.Lanes = append(p.Lanes, stepLane(l.Timeline, p.End))
 	p.Lanes = append(p.Lanes, etcdLanes(l.Timeline, p.End)...)
@@ -70,14 +70,14 @@ func Timeline(l Lab) Picture {
 			continue
 		}
 		// Faults a step applies at once share one marker.
-		if n := len(p.Markers); n > 0 && e.At-p.Markers[n-1].At < p.End/100 && strings.HasPrefix(p.Markers[n-1].Label, e.Subject+" ") {
+		if n := len(p.Markers); n > 0 && e.At.Seconds()-p.Markers[n-1].At < p.End/100 && strings.HasPrefix(p.Markers[n-1].Label, e.Subject+" ") {
 			p.Markers[n-1].Label += ", " + e.Detail
 			continue
 		}
-		p.Markers = append(p.Markers, Marker{At: e.At, Label: e.Subject + " " + e.Detail})
+		p.Markers = append(p.Markers, Marker{At: e.At.Seconds(), Label: e.Subject + " " + e.Detail})
 	}
 	for _, r := range l.Recovery {
-		p.Spans = append(p.Spans, Span{At: r.FaultAt, Len: r.After, Label: r.Describe})
+		p.Spans = append(p.Spans, Span{At: r.FaultAt.Seconds(), Len: r.After.Seconds(), Label: r.Describe})
 	}
 	return p
 }
@@ -120,11 +120,11 @@ func stepLane(tl []Event, end float64) Lane {
 			continue
 		}
 		if e.Detail == "started" {
-			open[e.Subject] = e.At
+			open[e.Subject] = e.At.Seconds()
 			continue
 		}
 		if at, ok := open[e.Subject]; ok {
-			lane.Segs = append(lane.Segs, Seg{At: at, Len: max(e.At-at, 0), Class: e.Detail, Label: e.Subject})
+			lane.Segs = append(lane.Segs, Seg{At: at, Len: max(e.At.Seconds()-at, 0), Class: e.Detail, Label: e.Subject})
 			delete(open, e.Subject)
 		}
 	}
@@ -164,12 +164,12 @@ func etcdLanes(tl []Event, end float64) []Lane {
 			switch {
 			case e.Kind == "etcd-leader":
 				leader = strings.HasPrefix(e.Detail, m+" ")
-				state(e.At)
+				state(e.At.Seconds())
 			case e.Kind == "etcd-term" && leader:
-				cs = append(cs, change{e.At, "leader", "leader, " + e.Detail})
+				cs = append(cs, change{e.At.Seconds(), "leader", "leader, " + e.Detail})
 			case e.Kind == "fault" && faultHits(e.Detail, m):
 				down = isDownAction(e.Subject)
-				state(e.At)
+				state(e.At.Seconds())
 			}
 		}
 		lanes = append(lanes, Lane{Group: "etcd", Name: m, Segs: segs(cs, end)})
@@ -197,9 +197,9 @@ func leaseLanes(tl []Event, end float64) []Lane {
 			continue
 		}
 		holder, ok := strings.CutPrefix(e.Detail, "held by ")
-		c := change{e.At, "held", holder}
+		c := change{e.At.Seconds(), "held", holder}
 		if !ok {
-			c = change{e.At, "released", e.Detail}
+			c = change{e.At.Seconds(), "released", e.Detail}
 		}
 		byLease[e.Subject] = append(byLease[e.Subject], c)
 	}
@@ -220,9 +220,9 @@ func nodeLanes(tl []Event, end float64) []Lane {
 		if _, seen := byNode[e.Subject]; !seen {
 			byNode[e.Subject] = []change{{0, "ready", "Ready"}}
 		}
-		c := change{e.At, "notready", e.Detail}
+		c := change{e.At.Seconds(), "notready", e.Detail}
 		if e.Detail == "Ready=True" {
-			c = change{e.At, "ready", "Ready"}
+			c = change{e.At.Seconds(), "ready", "Ready"}
 		}
 		byNode[e.Subject] = append(byNode[e.Subject], c)
 	}
@@ -265,7 +265,7 @@ func podLane(tl []Event, end float64) *Lane {
 			}
 		}
 		n := count()
-		lane.Points = append(lane.Points, [2]float64{e.At, float64(n)})
+		lane.Points = append(lane.Points, [2]float64{e.At.Seconds(), float64(n)})
 		lane.Max = max(lane.Max, n)
 	}
 	if !seen {

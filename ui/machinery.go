@@ -14,6 +14,7 @@ import (
 	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/internal/i18n"
+	"kubelab.dev/kubelab/ops"
 	"kubelab.dev/kubelab/report"
 )
 
@@ -126,13 +127,7 @@ func (s *Server) machinery() Machinery {
 			}
 		}
 	}
-	lab := report.Lab{Now: sess.Elapsed().Seconds()}
-	for _, e := range sess.Timeline() {
-		lab.Timeline = append(lab.Timeline, report.Event{At: e.At.Seconds(), Kind: e.Kind, Subject: e.Subject, Detail: e.Detail})
-	}
-	for _, r := range sess.Recovery() {
-		lab.Recovery = append(lab.Recovery, report.Recovery{Fault: r.Fault, Event: r.Event, After: r.After.Seconds(), FaultAt: r.FaultAt.Seconds(), Describe: r.Describe})
-	}
+	lab := &report.Lab{Now: sess.Elapsed(), Timeline: sess.Timeline(), Recovery: sess.Recovery()}
 	if svg, err := report.TimelineSVG(lab); err == nil {
 		m.Timeline = string(svg)
 	}
@@ -142,7 +137,7 @@ func (s *Server) machinery() Machinery {
 			m.Refused = m.Refused[len(m.Refused)-10:]
 		}
 		for _, t := range sess.Traces(context.Background()) {
-			if h, err := report.TraceHTML(report.Trace{Deployment: t.Deployment, Hops: t.Hops}, p); err == nil {
+			if h, err := report.TraceHTML(t, p); err == nil {
 				m.Traces = append(m.Traces, TraceView{Deployment: t.Deployment, HTML: string(h)})
 			}
 		}
@@ -152,7 +147,7 @@ func (s *Server) machinery() Machinery {
 	}
 	if caps[cluster.CapSchedulingLog] {
 		for _, d := range sess.RecentScheduling(recentDecisions) {
-			if h, err := report.SchedulingHTML(report.Decision{Decision: d.Decision, Best: d.Best, Found: d.Found}, p); err == nil {
+			if h, err := report.SchedulingHTML(d, p); err == nil {
 				m.Scheduling = append(m.Scheduling, string(h))
 			}
 		}
@@ -208,12 +203,12 @@ func (s *Server) handleFault(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not a fault this page offers", http.StatusBadRequest)
 		return
 	}
-	body := map[string]any{"target": f.Target}
-	if f.Kind == "nodeDown" || f.Kind == "nodeUp" {
-		body = map[string]any{"node": f.Target}
+	aimed, err := ops.Aimed(f.Kind, f.Target)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
-	src, _ := json.Marshal(map[string]any{f.Kind: body})
-	op, err := sess.Prepare(string(src), "")
+	op, err := sess.PrepareOp(aimed, "")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

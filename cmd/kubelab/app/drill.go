@@ -276,13 +276,13 @@ func showScenario(w io.Writer, p *i18n.Printer, r features.Report) {
 			p.Fprintf(w, "  %8.3fs  ✘ %s failed\n", e.At.Seconds(), e.Subject)
 		case e.Kind == engine.EventStep:
 		default:
-			fmt.Fprintf(w, "  %8.3fs      %-12s %s: %s\n", e.At.Seconds(), e.Kind, e.Subject, e.DetailIn(p))
+			fmt.Fprintf(w, "  %8.3fs      %-12s %s: %s\n", e.At.Seconds(), e.Kind, e.Subject, engine.DetailIn(p, e))
 		}
 	}
 	if len(r.Recovery) > 0 {
 		p.Fprintf(w, "\nRecovery times:\n")
 		for _, rc := range r.Recovery {
-			fmt.Fprintf(w, "  %s\n", rc.DescribeIn(p))
+			fmt.Fprintf(w, "  %s\n", engine.DescribeIn(p, rc))
 		}
 	}
 	if r.Err != nil {

@@ -241,18 +241,11 @@ func (g *globals) writeReports(junit, jsonPath, htmlPath string, results []*engi
 	)
 }
 
-// writeHTML writes the HTML report of results to path ("" = do nothing).
-// It is drawn from the JSON report, as `kubelab report` draws it from a
-// file; drills and grades pass their scenarios and submissions as
-// results.
+// writeHTML writes the HTML report of results to path ("" = do nothing):
+// the page `kubelab report` draws from their JSON report; drills and
+// grades pass their scenarios and submissions as results.
 func (g *globals) writeHTML(path string, results []*engine.Result) error {
-	return writeFile(path, func(w io.Writer) error {
-		var js bytes.Buffer
-		if err := engine.WriteJSON(&js, results); err != nil {
-			return err
-		}
-		return report.HTMLIn(w, js.Bytes(), g.words)
-	})
+	return writeFile(path, func(w io.Writer) error { return report.HTMLOf(w, results, g.words) })
 }
 
 func newReportCommand(g *globals) *cobra.Command {
