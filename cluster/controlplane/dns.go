@@ -49,24 +49,32 @@ func InstallDNS(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	const ns = "kube-system"
 	labels := map[string]string{"k8s-app": "kube-dns"}
-	if err := Created("dns addon serviceaccount")(cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Name: CoreDNS.ServiceAccountName()}}, metav1.CreateOptions{})); err != nil {
+	if err := Create(ctx, "dns addon serviceaccount", func(ctx context.Context) (any, error) {
+		return cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{
+			ObjectMeta: metav1.ObjectMeta{Name: CoreDNS.ServiceAccountName()}}, metav1.CreateOptions{})
+	}); err != nil {
 		return err
 	}
-	if err := Created("dns addon configmap")(cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "coredns"}, Data: map[string]string{"Corefile": corefile}}, metav1.CreateOptions{})); err != nil {
+	if err := Create(ctx, "dns addon configmap", func(ctx context.Context) (any, error) {
+		return cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "coredns"}, Data: map[string]string{"Corefile": corefile}}, metav1.CreateOptions{})
+	}); err != nil {
 		return err
 	}
-	if err := Created("dns addon deployment")(cs.AppsV1().Deployments(ns).Create(ctx, dnsDeployment(labels), metav1.CreateOptions{})); err != nil {
+	if err := Create(ctx, "dns addon deployment", func(ctx context.Context) (any, error) {
+		return cs.AppsV1().Deployments(ns).Create(ctx, dnsDeployment(labels), metav1.CreateOptions{})
+	}); err != nil {
 		return err
 	}
 	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
-	return Created("dns addon service")(cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Labels: map[string]string{"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}},
-		Spec: corev1.ServiceSpec{Selector: labels, ClusterIP: DNSServiceIP, Ports: []corev1.ServicePort{
-			{Name: "dns", Port: 53, Protocol: udp, TargetPort: intstr.FromInt32(53)},
-			{Name: "dns-tcp", Port: 53, Protocol: tcp, TargetPort: intstr.FromInt32(53)}}},
-	}, metav1.CreateOptions{}))
+	return Create(ctx, "dns addon service", func(ctx context.Context) (any, error) {
+		return cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Labels: map[string]string{"k8s-app": "kube-dns", "kubernetes.io/name": "CoreDNS"}},
+			Spec: corev1.ServiceSpec{Selector: labels, ClusterIP: DNSServiceIP, Ports: []corev1.ServicePort{
+				{Name: "dns", Port: 53, Protocol: udp, TargetPort: intstr.FromInt32(53)},
+				{Name: "dns-tcp", Port: 53, Protocol: tcp, TargetPort: intstr.FromInt32(53)}}},
+		}, metav1.CreateOptions{})
+	})
 }
 
 func dnsDeployment(labels map[string]string) *appsv1.Deployment {

@@ -8,7 +8,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // rules are the least privileges of the identities whose component has no
@@ -44,7 +46,9 @@ func RBAC(ctx context.Context, cs kubernetes.Interface, ids ...Identity) error {
 			ObjectMeta: metav1.ObjectMeta{Name: id.User, Labels: map[string]string{"app.kubernetes.io/managed-by": "kubelab"}},
 			Rules:      rs,
 		}
-		if err := Created("clusterrole " + id.User)(cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})); err != nil {
+		if err := Create(ctx, "clusterrole "+id.User, func(ctx context.Context) (any, error) {
+			return cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+		}); err != nil {
 			return err
 		}
 		subject := rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: id.User}
@@ -56,23 +60,39 @@ func RBAC(ctx context.Context, cs kubernetes.Interface, ids ...Identity) error {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: id.User},
 			Subjects:   []rbacv1.Subject{subject},
 		}
-		if err := Created("clusterrolebinding " + id.User)(cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})); err != nil {
+		if err := Create(ctx, "clusterrolebinding "+id.User, func(ctx context.Context) (any, error) {
+			return cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+		}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Created checks the result of creating what (e.g. "clusterrole x"):
-// kubelab's objects are made once and left as they are, so one that
-// already exists is no error. Call it on a Create's results:
+// Create makes an object with create (one API Create call) and
+// succeeds if it exists afterwards: kubelab's objects are made once and
+// left as they are, so one that already exists is no error. what names
+// it in the error (e.g. "clusterrole x"):
 //
-//	err := Created("configmap x")(cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, opts))
-func Created(what string) func(any, error) error {
-	return func(_ any, err error) error {
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create %s: %w", what, err)
-		}
-		return nil
+//	err := Create(ctx, "configmap x", func(ctx context.Context) (any, error) {
+//		return cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, opts)
+//	})
+//
+// A request whose connection dropped before its answer (an EOF or a
+// reset, through a load balancer while an apiserver starts) is sent
+// again, a few times within ~1.5 s: if the first one was applied, the
+// next finds the object there.
+func Create(ctx context.Context, what string, create func(context.Context) (any, error)) error {
+	err := retry.OnError(retry.DefaultBackoff, dropped, func() error {
+		_, err := create(ctx)
+		return err
+	})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create %s: %w", what, err)
 	}
+	return nil
 }
+
+// dropped reports whether a request's connection was lost before its
+// answer came.
+func dropped(err error) bool { return utilnet.IsProbableEOF(err) || utilnet.IsConnectionReset(err) }

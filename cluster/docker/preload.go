@@ -65,14 +65,20 @@ func installPreload(ctx context.Context, cs kubernetes.Interface) error {
 	if err := yaml.UnmarshalStrict([]byte(preloadBinding), &bind); err != nil {
 		return fmt.Errorf("preloaded images binding: %w", err)
 	}
-	if err := controlplane.Created("configmap " + preloadName)(cs.CoreV1().ConfigMaps("kube-system").Create(ctx,
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: preloadName}, Data: map[string]string{"images": ""}}, metav1.CreateOptions{})); err != nil {
+	if err := controlplane.Create(ctx, "configmap "+preloadName, func(ctx context.Context) (any, error) {
+		return cs.CoreV1().ConfigMaps("kube-system").Create(ctx,
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: preloadName}, Data: map[string]string{"images": ""}}, metav1.CreateOptions{})
+	}); err != nil {
 		return err
 	}
-	if err := controlplane.Created("mutatingadmissionpolicy " + preloadName)(cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, &pol, metav1.CreateOptions{})); err != nil {
+	if err := controlplane.Create(ctx, "mutatingadmissionpolicy "+preloadName, func(ctx context.Context) (any, error) {
+		return cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, &pol, metav1.CreateOptions{})
+	}); err != nil {
 		return err
 	}
-	return controlplane.Created("mutatingadmissionpolicybinding " + preloadName)(cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, &bind, metav1.CreateOptions{}))
+	return controlplane.Create(ctx, "mutatingadmissionpolicybinding "+preloadName, func(ctx context.Context) (any, error) {
+		return cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, &bind, metav1.CreateOptions{})
+	})
 }
 
 var unpacked = regexp.MustCompile(`unpacking (\S+) \(sha256:`)

@@ -95,7 +95,9 @@ func registerNode(ctx context.Context, cs kubernetes.Interface, i int, n cluster
 	for _, t := range n.Taints {
 		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	}
-	return controlplane.Created("node " + n.Name)(cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}))
+	return controlplane.Create(ctx, "node "+n.Name, func(ctx context.Context) (any, error) {
+		return cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	})
 }
 
 // actOnNode takes a simulated node down or brings it back: kwok stops or
