@@ -88,12 +88,8 @@ func (l *Lab) NeedsNodeInternals() bool {
 // NeedsEtcdSnapshots reports whether the lab takes or restores etcd
 // snapshots, which needs a backend that is a cluster.EtcdRestorer.
 func (l *Lab) NeedsEtcdSnapshots() bool {
-	for _, op := range l.Operations() {
-		if op.Snapshot != nil || op.Restore != nil {
-			return true
-		}
-	}
-	return false
+	_, ok := l.Needs()[cluster.CapEtcdSnapshots]
+	return ok
 }
 
 // Operations yields every operation of the lab with its path, in
