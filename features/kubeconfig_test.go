@@ -41,6 +41,7 @@ func TestKubeconfigBackend(t *testing.T) {
 // TestKubeconfigBackendOnDocker is TestKubeconfigBackend with a docker
 // cluster (real kubelets, containerd and kube-proxy) as the existing one.
 func TestKubeconfigBackendOnDocker(t *testing.T) {
+	t.Parallel() // one docker cluster that mostly waits: beside the other parallel test
 	enginetest.NeedDocker(t, "the kubeconfig backend on a docker cluster")
 	kubeconfigOn(t, enginetest.Backend(t, "docker", cluster.Topology{Name: "kc-dhost", Workers: 3}))
 }

@@ -64,6 +64,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Two runs at once (the tests run the docker and embedded subsets side by
+# side) share the cache: one builds what is missing while the other waits
+# on the lock, released before the cluster boots.
+exec 9> "$cache/.lock"
+flock 9
+
 # --- the e2e binary and ginkgo ---------------------------------------------
 build_e2e() {
   local src=$cache/src
@@ -248,6 +254,8 @@ COPY etcd /usr/local/bin/etcd
 CMD [\"/usr/local/bin/etcd\"]"
 
 fi
+
+exec 9>&-
 
 # --- the cluster --------------------------------------------------------------
 "$kubelab" up --name "$name" --backend "$backend" --workers 2

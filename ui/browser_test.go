@@ -50,6 +50,7 @@ func typeText(text string) chromedp.Action[chromedp.Void] {
 // the cluster and the check fails again. With
 // KUBELAB_SCREENSHOTS=DIR it saves the page there (docs/ui-exercise.png).
 func TestExerciseInChromium(t *testing.T) {
+	t.Parallel() // a cluster and a browser that mostly wait: two at once
 	if testing.Short() {
 		t.Skip("boots a cluster and a browser; skipped with -short")
 	}
@@ -109,6 +110,7 @@ func TestExerciseInChromium(t *testing.T) {
 // there shows its apply trace and the scheduler's decisions. With
 // KUBELAB_SCREENSHOTS=DIR it saves the page (docs/ui-machinery.png).
 func TestMachineryInChromium(t *testing.T) {
+	t.Parallel() // a cluster and a browser that mostly wait: two at once
 	if testing.Short() {
 		t.Skip("boots a cluster and a browser; skipped with -short")
 	}
@@ -191,6 +193,7 @@ func TestMachineryInChromium(t *testing.T) {
 // one alone (it passes, the others wait); Run to the end runs the rest
 // and the page says the lab passed, every step and operation green.
 func TestLabInChromium(t *testing.T) {
+	t.Parallel() // a cluster and a browser that mostly wait: two at once
 	if testing.Short() {
 		t.Skip("boots a cluster and a browser; skipped with -short")
 	}
@@ -226,6 +229,7 @@ func TestLabInChromium(t *testing.T) {
 // a real cluster, the model answer beside the answer, and each key point
 // made or missed.
 func TestDrillInChromium(t *testing.T) {
+	t.Parallel() // a cluster and a browser that mostly wait: two at once
 	if testing.Short() {
 		t.Skip("boots a cluster and a browser; skipped with -short")
 	}
@@ -269,6 +273,7 @@ func TestDrillInChromium(t *testing.T) {
 // own) and sees its steps; the home lists that cluster. Ctrl-C on the
 // home stops the view, which removes its cluster: the home is empty.
 func TestHomeInChromium(t *testing.T) {
+	t.Parallel() // a cluster and a browser that mostly wait: two at once
 	if testing.Short() {
 		t.Skip("boots a cluster and a browser; skipped with -short")
 	}

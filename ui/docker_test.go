@@ -23,6 +23,7 @@ import (
 // holding the pod's network namespace) and container, and as the nat
 // chain kube-proxy wrote for the Service, with the pod as its endpoint.
 func TestNodesPanelOnDocker(t *testing.T) {
+	t.Parallel() // a cluster and a browser that mostly wait: two at once
 	enginetest.NeedDocker(t, "the nodes panel on real nodes")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()

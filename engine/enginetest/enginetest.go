@@ -10,8 +10,10 @@ package enginetest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,3 +149,20 @@ func (h failOnWarn) Handle(_ context.Context, r slog.Record) error {
 
 func (h failOnWarn) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h failOnWarn) WithGroup(string) slog.Handler      { return h }
+
+// Main runs a package's tests with go test's -parallel set to parallel
+// unless the command line sets it: for packages whose parallel tests
+// boot clusters that mostly wait (leases to expire, checks to time
+// out), where go test's default (one per core) leaves the CPU idle.
+// Call it from TestMain: os.Exit(enginetest.Main(m, 4)).
+func Main(m *testing.M, parallel int) int {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallel)); err != nil {
+			panic(err) // the testing package defines the flag
+		}
+	}
+	return m.Run()
+}

@@ -57,6 +57,7 @@ var embeddedSubset = []string{
 }
 
 func TestConformanceSubsetOnDocker(t *testing.T) {
+	t.Parallel() // the two subsets mostly wait on their clusters: side by side
 	if testing.Short() {
 		t.Skip("boots a docker cluster and runs upstream's e2e suite; skipped with -short")
 	}
@@ -67,6 +68,7 @@ func TestConformanceSubsetOnDocker(t *testing.T) {
 }
 
 func TestConformanceSubsetOnEmbedded(t *testing.T) {
+	t.Parallel() // the two subsets mostly wait on their clusters: side by side
 	if testing.Short() {
 		t.Skip("boots a cluster and runs upstream's e2e suite; skipped with -short")
 	}

@@ -10,8 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"kubelab.dev/kubelab/engine/enginetest"
 	"kubelab.dev/kubelab/internal/testbin"
 )
+
+// TestMain runs three of the tests that boot a cluster at once (they
+// call t.Parallel; go test's default -parallel is one per core): each
+// boots one small cluster and mostly waits on it.
+func TestMain(m *testing.M) { os.Exit(enginetest.Main(m, 3)) }
 
 func kubelab(t *testing.T, args ...string) (string, int) {
 	t.Helper()
@@ -57,6 +63,7 @@ func TestValidateReportsEveryProblemWithPositions(t *testing.T) {
 }
 
 func TestRunFailingLabReportsObservedValues(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	if testing.Short() {
 		t.Skip("boots a cluster")
 	}

@@ -33,6 +33,7 @@ func repoRoot() string {
 // that the question, the cluster's timeline, the typed answer and the
 // model answer are all shown.
 func TestDrillInteractive(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	if testing.Short() {
 		t.Skip("boots a real cluster; skipped with -short")
 	}
@@ -96,6 +97,7 @@ func TestDrillInteractive(t *testing.T) {
 // TestDrillWithoutTerminal checks that `kubelab drill` never prompts when
 // stdin is not a terminal, and still shows the timeline and model answer.
 func TestDrillWithoutTerminal(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	if testing.Short() {
 		t.Skip("boots a real cluster; skipped with -short")
 	}

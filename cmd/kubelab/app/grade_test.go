@@ -46,6 +46,7 @@ func gradeCLI(t *testing.T, env []string, args ...string) (string, int) {
 }
 
 func TestGradeWritesReportsAndExitsOnThePassingScore(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	dir := t.TempDir()
 	summary := filepath.Join(dir, "step-summary.md")
 	j, x, md, page := filepath.Join(dir, "g.json"), filepath.Join(dir, "g.xml"), filepath.Join(dir, "g.md"), filepath.Join(dir, "g.html")

@@ -84,6 +84,7 @@ func (p *tmuxPane) typeLine(text string) {
 // the three drills on real clusters, each answer's key points, the
 // summary with the weakest topics; --history then shows the session.
 func TestInterviewInTmux(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	if testing.Short() {
 		t.Skip("boots three real clusters; skipped with -short")
 	}

@@ -19,6 +19,7 @@ import (
 // the fix is applied with kubelab kubectl, check and check --final at full
 // marks, exercise stop leaving nothing behind.
 func TestLiveExerciseLoop(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	bin := binOrSkip(t)
 	home, name := t.TempDir(), fmt.Sprintf("live-%d", os.Getpid())
 	liveLoop(t, bin, home, name, nil)
@@ -35,6 +36,7 @@ func TestLiveExerciseLoop(t *testing.T) {
 // namespace default of that cluster, and exercise stop removes its
 // objects, its admission policy and its record, and nothing else.
 func TestLiveExerciseLoopOnKubeconfig(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	bin := binOrSkip(t)
 	home, host, name := t.TempDir(), fmt.Sprintf("host-%d", os.Getpid()), fmt.Sprintf("live-%d", os.Getpid())
 	out, err := exec.Command(bin, "--home", home, "--name", host, "up", "--workers", "1").CombinedOutput()

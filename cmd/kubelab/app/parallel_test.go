@@ -54,6 +54,7 @@ var progressLine = regexp.MustCompile(`^\s*\d+\.\d+s (?:✔ |✘ |  )(\S+) \| `)
 // passing lab on fake clusters, in turn and side by side: the same
 // report, and each lab's progress in one block.
 func TestRunParallelGroupsOutputAndKeepsReports(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	h := newFakeHome(t, oneReadyWorker)
 	dir := t.TempDir()
 	labs := []string{

@@ -73,6 +73,7 @@ func down(t *testing.T, bin, home, name string) {
 // TestUpDoesNotLeakCallersDescriptors: `flock LOCK kubelab up` must not
 // leave the lock held by the cluster, nor `kubelab up | tee` a pipe open.
 func TestUpDoesNotLeakCallersDescriptors(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	bin := binOrSkip(t)
 	home, name := t.TempDir(), fmt.Sprintf("fds-%d", os.Getpid())
 	lockPath := filepath.Join(t.TempDir(), "lock")
@@ -144,6 +145,7 @@ func TestUpDoesNotLeakCallersDescriptors(t *testing.T) {
 // TestInterruptedUpSaysInterrupted: Ctrl-C during boot is not a component
 // failure: kubelab says "interrupted", exits 130 and leaves nothing.
 func TestInterruptedUpSaysInterrupted(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	bin := binOrSkip(t)
 	home, name := t.TempDir(), fmt.Sprintf("intr-%d", os.Getpid())
 	cmd := exec.Command(bin, "up", "--home", home, "--name", name)
@@ -196,6 +198,7 @@ func TestInterruptedUpSaysInterrupted(t *testing.T) {
 // TestInterruptedLabSaysInterrupted: Ctrl-C in a lab is not the lab's
 // failure: no FAILED step, "interrupted", exit 130, no cluster left.
 func TestInterruptedLabSaysInterrupted(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	bin := binOrSkip(t)
 	home, name := t.TempDir(), fmt.Sprintf("lab-%d", os.Getpid())
 	cmd := exec.Command(bin, "run", "--home", home, "--name", name, "cmd/kubelab/app/testdata/slow.yaml")
@@ -249,6 +252,7 @@ func TestInterruptedLabSaysInterrupted(t *testing.T) {
 // and etcdctl with --name (before or after the tool) reach the named
 // cluster.
 func TestClusterCommandsTakeName(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	bin := binOrSkip(t)
 	home, name := t.TempDir(), fmt.Sprintf("named-%d", os.Getpid())
 	out, err := exec.Command(bin, "up", "--home", home, "--name", name).CombinedOutput()
@@ -306,6 +310,7 @@ func TestClusterCommandsTakeName(t *testing.T) {
 // still serves after the command returned (no later command removes it
 // as an orphan) until down.
 func TestKeepOnFailureKeepsTheNamedCluster(t *testing.T) {
+	t.Parallel() // boots a cluster: see TestMain
 	bin := binOrSkip(t)
 	home, name := t.TempDir(), fmt.Sprintf("keep-%d", os.Getpid())
 	cmd := exec.Command(bin, "run", "--home", home, "--name", name, "--keep-on-failure", "cmd/kubelab/app/testdata/failing.yaml")
