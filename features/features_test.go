@@ -20,9 +20,10 @@ import (
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
-// TestMain lets TestFeatures run its three workers at once (go test's
-// default -parallel is one per core).
-func TestMain(m *testing.M) { os.Exit(enginetest.Main(m, featureWorkers)) }
+// TestMain lets four tests of clusters run at once (go test's default
+// -parallel is one per core): TestFeatures' three workers and the docker
+// drills share them.
+func TestMain(m *testing.M) { os.Exit(enginetest.Main(m, featureWorkers+1)) }
 
 // TestFeatures runs every drill on real embedded clusters, three feature
 // files at a time, as subtests named after the scenarios. Reports
@@ -31,6 +32,7 @@ func TestMain(m *testing.M) { os.Exit(enginetest.Main(m, featureWorkers)) }
 // KUBELAB_KEEP=1 leaves failed clusters up; KUBELAB_FEATURES=GLOB runs
 // only the matching feature files.
 func TestFeatures(t *testing.T) {
+	t.Parallel() // beside the docker drills: see TestMain
 	if testing.Short() {
 		t.Skip("boots a real cluster per scenario; skipped with -short")
 	}

@@ -72,6 +72,7 @@ func procsOf(home string) []taggedProc {
 }
 
 func TestHACluster(t *testing.T) {
+	t.Parallel() // beside the other cluster of this package that mostly waits
 	bin := binary(t)
 	home := t.TempDir()
 	ctx := t.Context()

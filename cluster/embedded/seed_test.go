@@ -19,6 +19,7 @@ import (
 // seedtest). Then it damages the seed: the next boot says so, boots from
 // nothing, and takes a whole seed again.
 func TestSeededClusterIsTheFreshOne(t *testing.T) {
+	t.Parallel() // beside the other cluster of this package that mostly waits
 	bin := binary(t)
 	seeds := t.TempDir()
 	home := t.TempDir()
