@@ -175,20 +175,21 @@ func TestExercisesREADME(t *testing.T) {
 }
 
 // TestSpreadSamplesScoreTheSameEveryTime grades each spread-replicas
-// sample again, two samples at a time: its documented score must not
-// depend on where the scheduler happens to put the replicas. With the
-// grading of TestExerciseSamples each sample is graded twice on
-// clusters of its own; KUBELAB_SAMPLE_RUNS sets the number of gradings
-// here (default 1; more when hunting a placement that scores otherwise).
+// sample KUBELAB_SAMPLE_RUNS more times, each on a cluster of its own:
+// its documented score must not depend on where the scheduler happens
+// to put the replicas. It is for hunting a placement that scores
+// otherwise, and runs only when that variable is set: the suite's
+// TestExerciseSamples grades every sample once per run, and grading the
+// spread samples a second time cost every run ~25 s.
 func TestSpreadSamplesScoreTheSameEveryTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grades on real clusters; skipped with -short")
 	}
-	t.Parallel()
-	runs := 1
-	if n, err := fmt.Sscan(os.Getenv("KUBELAB_SAMPLE_RUNS"), &runs); n != 1 || err != nil {
-		runs = 1
+	runs := 0
+	if n, err := fmt.Sscan(os.Getenv("KUBELAB_SAMPLE_RUNS"), &runs); n != 1 || err != nil || runs < 1 {
+		t.Skip("set KUBELAB_SAMPLE_RUNS=N to grade each spread-replicas sample N more times")
 	}
+	t.Parallel()
 	ex, err := grade.LoadExercise(filepath.Join("spread-replicas", grade.ExerciseFile))
 	if err != nil {
 		t.Fatal(err)
