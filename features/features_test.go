@@ -219,7 +219,7 @@ func (w *logWriter) Flush() {
 // TestDockerFeatures runs the drills that need real nodes (features/docker,
 // tagged @docker) on the docker backend.
 func TestDockerFeatures(t *testing.T) {
-	t.Parallel() // one docker cluster that mostly waits: beside the other parallel test
+	t.Parallel() // in the pool of TestMain, beside the drills on embedded clusters
 	enginetest.NeedDocker(t, "docker drills")
 	files, _ := filepath.Glob("docker/*.feature")
 	if len(files) == 0 {

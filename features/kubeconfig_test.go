@@ -41,7 +41,7 @@ func TestKubeconfigBackend(t *testing.T) {
 // TestKubeconfigBackendOnDocker is TestKubeconfigBackend with a docker
 // cluster (real kubelets, containerd and kube-proxy) as the existing one.
 func TestKubeconfigBackendOnDocker(t *testing.T) {
-	t.Parallel() // one docker cluster that mostly waits: beside the other parallel test
+	t.Parallel() // in the pool of TestMain, beside the drills on embedded clusters
 	enginetest.NeedDocker(t, "the kubeconfig backend on a docker cluster")
 	kubeconfigOn(t, enginetest.Backend(t, "docker", cluster.Topology{Name: "kc-dhost", Workers: 3}))
 }

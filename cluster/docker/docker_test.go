@@ -60,7 +60,7 @@ func hostSysctls(t *testing.T) map[string]string {
 }
 
 func TestDockerCluster(t *testing.T) {
-	t.Parallel() // one docker cluster that mostly waits: beside the other parallel test
+	t.Parallel() // a docker cluster that mostly waits: beside the other cluster test
 	bin := dockerOrSkip(t)
 	before := hostSysctls(t)
 	ctx := t.Context()

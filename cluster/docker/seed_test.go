@@ -21,7 +21,7 @@ import (
 // Service must lead to its own apiserver alone (a stale address there
 // would send every in-cluster client to a container that is gone).
 func TestDockerSeededClusterIsTheFreshOne(t *testing.T) {
-	t.Parallel() // one docker cluster that mostly waits: beside the other parallel test
+	t.Parallel() // a docker cluster that mostly waits: beside the other cluster test
 	bin := dockerOrSkip(t)
 	seeds := t.TempDir()
 	boot := func(name string) (*Backend, []string) {
