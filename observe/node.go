@@ -28,6 +28,9 @@ type Sandbox struct {
 	// PID of the pause process and its network namespace.
 	PID   int    `json:"pid" expr:"pid"`
 	NetNS string `json:"netns" expr:"netns"`
+	// Error is why the runtime gave no status for the sandbox (then PID,
+	// Image, IP and NetNS are empty); "" when it did.
+	Error string `json:"error,omitempty" expr:"error"`
 }
 
 // CRIContainer is one container.
@@ -41,6 +44,9 @@ type CRIContainer struct {
 	State string `json:"state" expr:"state"`
 	PID   int    `json:"pid" expr:"pid"`
 	NetNS string `json:"netns" expr:"netns"`
+	// Error is why the runtime gave no status for the container (then PID
+	// and NetNS are empty); "" when it did.
+	Error string `json:"error,omitempty" expr:"error"`
 }
 
 // IPTables is a node's nat table as kube-proxy wrote it.

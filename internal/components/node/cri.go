@@ -25,7 +25,7 @@ func runCRI() int {
 	if len(os.Args) > 1 {
 		endpoint = os.Args[1]
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := criState(ctx, endpoint)
 	if err != nil {
@@ -41,7 +41,7 @@ func runCRI() int {
 
 func criState(ctx context.Context, endpoint string) (observe.CRI, error) {
 	var out observe.CRI
-	rs, err := remote.NewRemoteRuntimeService(ctx, endpoint, 5*time.Second, noop.NewTracerProvider(), false)
+	rs, err := remote.NewRemoteRuntimeService(ctx, endpoint, callTimeout, noop.NewTracerProvider(), false)
 	if err != nil {
 		return out, fmt.Errorf("connect %s: %w", endpoint, err)
 	}
@@ -52,7 +52,10 @@ func criState(ctx context.Context, endpoint string) (observe.CRI, error) {
 	names := map[string]string{}
 	for _, s := range sandboxes {
 		sb := observe.Sandbox{ID: s.Id, Pod: s.Metadata.Name, Namespace: s.Metadata.Namespace, State: s.State.String(), RuntimeHandler: s.RuntimeHandler}
-		if st, err := rs.PodSandboxStatus(ctx, s.Id, true); err == nil {
+		st, err := statusOf(ctx, func() (*runtimeapi.PodSandboxStatusResponse, error) { return rs.PodSandboxStatus(ctx, s.Id, true) })
+		if err != nil {
+			sb.Error = "PodSandboxStatus: " + err.Error()
+		} else {
 			sb.PID, sb.Image = verbosePID(st.Info), verboseImage(st.Info)
 			if st.Status.Network != nil {
 				sb.IP = st.Status.Network.Ip
@@ -68,13 +71,46 @@ func criState(ctx context.Context, endpoint string) (observe.CRI, error) {
 	}
 	for _, c := range cs {
 		ct := observe.CRIContainer{ID: c.Id, Name: c.Metadata.Name, Pod: names[c.PodSandboxId], SandboxID: c.PodSandboxId, Image: c.Image.Image, State: c.State.String()}
-		if st, err := rs.ContainerStatus(ctx, c.Id, true); err == nil {
+		st, err := statusOf(ctx, func() (*runtimeapi.ContainerStatusResponse, error) { return rs.ContainerStatus(ctx, c.Id, true) })
+		if err != nil {
+			ct.Error = "ContainerStatus: " + err.Error()
+		} else {
 			ct.PID = verbosePID(st.Info)
 		}
 		ct.NetNS = netns(ct.PID)
 		out.Containers = append(out.Containers, ct)
 	}
 	return out, nil
+}
+
+// callTimeout bounds each CRI call. The kubelet gives its runtime calls 2
+// minutes; a node of a loaded machine (two docker clusters on 2 cores)
+// has answered a verbose status in more than the 5 s this once allowed.
+const callTimeout = 10 * time.Second
+
+// statusOf makes a status call, and makes it again (up to 3 times in
+// all) when it fails: a sandbox or container being set up or torn down
+// can fail one call and answer the next. The last error is what the
+// output reports, so a status the runtime would not give reads as that
+// error, never as a silent pid 0 with no namespace.
+func statusOf[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	var (
+		v   T
+		err error
+	)
+	for attempt := range 3 {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return v, fmt.Errorf("%w (after %d attempts)", err, attempt)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if v, err = call(); err == nil {
+			return v, nil
+		}
+	}
+	return v, fmt.Errorf("%w (after 3 attempts)", err)
 }
 
 // verbosePID reads the process ID from containerd's verbose status info.
