@@ -140,20 +140,26 @@ func dockerNodeDaemons(t *testing.T, h dockerCluster) {
 	}
 }
 
-// dockerImagesLoadPutsAHost: images load puts a host image into every worker.
+// dockerImagesLoadPutsAHost: images load puts host images, two in one
+// tarball, into every worker.
 func dockerImagesLoadPutsAHost(t *testing.T, h dockerCluster) {
 	ctx, b, cs := h.ctx, h.b, h.cs
-	if out, err := exec.Command("docker", "tag", workloadHTTP, "example.com/loaded:latest").CombinedOutput(); err != nil {
-		t.Fatalf("docker tag: %v %s", err, out)
+	refs := []string{"example.com/loaded:latest", "example.com/loaded-too:v1"}
+	for _, ref := range refs {
+		if out, err := exec.Command("docker", "tag", workloadHTTP, ref).CombinedOutput(); err != nil {
+			t.Fatalf("docker tag: %v %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("docker", "rmi", ref).Run() })
 	}
-	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "example.com/loaded:latest").Run() })
-	if err := b.LoadImage(ctx, "example.com/loaded:latest", func(s string) { t.Log(s) }); err != nil {
+	if err := b.LoadImages(ctx, refs, func(s string) { t.Log(s) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"worker-1", "worker-2"} {
 		out, err := b.ExecNode(ctx, n, "ctr", "-n", "k8s.io", "images", "ls", "-q")
-		if err != nil || !strings.Contains(out, "example.com/loaded:latest") {
-			t.Errorf("%s lacks example.com/loaded:latest (%v):\n%s", n, err, out)
+		for _, ref := range refs {
+			if err != nil || !strings.Contains(out, ref) {
+				t.Errorf("%s lacks %s (%v):\n%s", n, ref, err, out)
+			}
 		}
 	}
 	_, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "loaded"},

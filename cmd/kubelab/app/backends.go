@@ -140,12 +140,7 @@ func newImagesCommand(g *globals) *cobra.Command {
 			if !ok {
 				return invalidf("images load: cluster %s runs on the %s backend, whose nodes are simulated and run no images; use --backend docker", g.name, b.Name())
 			}
-			for _, ref := range args {
-				if err := d.LoadImage(cmd.Context(), ref, func(s string) { fmt.Fprintln(g.streams.Err, s) }); err != nil {
-					return err
-				}
-			}
-			return nil
+			return d.LoadImages(cmd.Context(), args, func(s string) { fmt.Fprintln(g.streams.Err, s) })
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
