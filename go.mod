@@ -294,6 +294,10 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
+// godog without the initialiser that forks the go tool in every kubelab
+// command: see third_party/godog/README.md.
+replace github.com/cucumber/godog => ./third_party/godog
+
 replace (
 	k8s.io/api => k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2

@@ -76,7 +76,8 @@ build_e2e() {
   mkdir -p "$src"
   {
     printf 'module kubelab.dev/conformance\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes %s\n\n' "$K8S"
-    sed -n '/^replace/,$p' "$repo/go.mod"
+    # kubelab's pins, less its replaces by local directories (third_party).
+    sed -n '/^replace/,$p' "$repo/go.mod" | grep -v '=> \./'
   } > "$src/go.mod"
   cat > "$src/tools.go" <<'GO'
 //go:build tools
