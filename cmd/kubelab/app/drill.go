@@ -223,8 +223,13 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 
 // runDrill runs one feature's scenarios and returns what each did.
 func runDrill(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d *features.Drill) ([]features.Report, error) {
+	return runDrillTo(ctx, g, f, r, d, g.streams.Err)
+}
+
+// runDrillTo is runDrill with the library's messages going to out.
+func runDrillTo(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d *features.Drill, out io.Writer) ([]features.Report, error) {
 	var reps []features.Report
-	lib := &features.Library{Runner: &r, Lang: g.lang, KeepOnFailure: f.keep, Out: g.streams.Err, Evidence: features.EvidenceExprs(d.KeyPoints),
+	lib := &features.Library{Runner: &r, Lang: g.lang, KeepOnFailure: f.keep, Out: out, Evidence: features.EvidenceExprs(d.KeyPoints),
 		OnScenario: func(rep features.Report) { reps = append(reps, rep) }}
 	// Live progress comes from the engine (Runner.Progress); godog's own
 	// console output would only repeat it, so it is dropped.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,9 +10,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -109,6 +112,12 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 	out, p := g.streams.Out, g.words
 	answers := newLineReader(g.streams.In)
 	rec := interviewRecord{Started: time.Now().UTC()}
+	// Each question's drill starts on its cluster as soon as the question
+	// is answered, while the learner answers the next ones: the results
+	// are there (nearly) when the last answer is. Their progress is kept
+	// and shown after the questions, so nothing writes over the prompt.
+	bg := startDrills(ctx, g, f, r, len(drills))
+	defer bg.stop()
 	p.Fprintf(out, "Interview: %d questions, %s each. An empty line ends an answer; when the time is up, the lines entered so far count.\n", len(drills), iv.per)
 	for i, d := range drills {
 		p.Fprintf(out, "\n━━ Question %d/%d (%s, %s)\n%s\n", i+1, len(drills), strings.Join(d.Topics, ", "), iv.per, indentText(reflow(d.Question, 74), "  "))
@@ -126,24 +135,25 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 		}
 		rec.Questions = append(rec.Questions, interviewAnswer{Drill: d.Path, Title: d.Title, Topics: d.Topics, Answer: answer,
 			Seconds: time.Since(start).Seconds(), TimeUp: timeUp, Points: len(d.KeyPoints)})
+		bg.start(i, d)
 	}
 	p.Fprintf(out, "\nRunning the %d drills on real clusters...\n", len(drills))
 	var reps []features.Report
 	for i, d := range drills {
-		dreps, err := runDrill(ctx, g, f, r, d)
-		if err != nil && !errors.Is(err, features.ErrFailed) {
-			return cannotRun(err)
+		res := bg.wait(i, g.streams.Err)
+		if res.err != nil && !errors.Is(res.err, features.ErrFailed) {
+			return cannotRun(res.err)
 		}
 		q := &rec.Questions[i]
-		q.Passed = err == nil
-		scores := features.ScoreRun(p, d, q.Answer, true, dreps)
+		q.Passed = res.err == nil
+		scores := features.ScoreRun(p, d, q.Answer, true, res.reps)
 		q.Made = features.Made(scores)
 		for _, s := range scores {
 			if !s.Made {
 				q.Missed = append(q.Missed, s.Point)
 			}
 		}
-		reps = append(reps, dreps...)
+		reps = append(reps, res.reps...)
 		showInterviewAnswer(out, p, i+1, d, q, scores)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -154,6 +164,98 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 		return err
 	}
 	return g.writeReports(f.junit, f.json, f.html, features.Results(reps))
+}
+
+// drillRun is one interview drill run in the background: its progress,
+// kept until it is shown, and its outcome.
+type drillRun struct {
+	log  lockedBuffer
+	done chan struct{}
+	reps []features.Report
+	err  error
+}
+
+// backgroundDrills runs an interview's drills while the questions go on,
+// at most as many at once as the machine has cores (at least two): each
+// boots a cluster of its own.
+type backgroundDrills struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	g      *globals
+	f      *drillFlags
+	r      engine.Runner
+	slots  chan struct{}
+	runs   []*drillRun
+	wg     sync.WaitGroup
+	// interrupted says once that the clusters are being removed.
+	interrupted sync.Once
+}
+
+func startDrills(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, n int) *backgroundDrills {
+	ctx, cancel := context.WithCancel(ctx)
+	b := &backgroundDrills{ctx: ctx, cancel: cancel, g: g, f: f, r: r, slots: make(chan struct{}, max(2, runtime.NumCPU())), runs: make([]*drillRun, n)}
+	for i := range b.runs {
+		b.runs[i] = &drillRun{done: make(chan struct{})}
+	}
+	return b
+}
+
+// start runs drill i (the answered question's) in the background.
+func (b *backgroundDrills) start(i int, d *features.Drill) {
+	run := b.runs[i]
+	r := b.r
+	console := engine.ConsoleProgress(&run.log)
+	r.Progress = func(e engine.Progress) {
+		if b.ctx.Err() != nil {
+			b.interrupted.Do(func() { fmt.Fprintln(b.g.streams.Err, "interrupted: removing the clusters started") })
+			return
+		}
+		console(e)
+	}
+	b.wg.Go(func() {
+		defer close(run.done)
+		select {
+		case b.slots <- struct{}{}:
+		case <-b.ctx.Done():
+			run.err = b.ctx.Err()
+			return
+		}
+		defer func() { <-b.slots }()
+		run.reps, run.err = runDrillTo(b.ctx, b.g, b.f, r, d, &run.log)
+	})
+}
+
+// wait waits for drill i, copies its progress to w, and returns it.
+func (b *backgroundDrills) wait(i int, w io.Writer) *drillRun {
+	run := b.runs[i]
+	<-run.done
+	_, _ = io.WriteString(w, run.log.String())
+	return run
+}
+
+// stop cancels what still runs (the learner left before the end) and
+// waits until every drill's cluster is down.
+func (b *backgroundDrills) stop() {
+	b.cancel()
+	b.wg.Wait()
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // showInterviewAnswer prints how one answer fared.
