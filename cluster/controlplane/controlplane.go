@@ -45,6 +45,12 @@ type Component struct {
 // EtcdURLs is where one etcd member listens and how others reach it.
 type EtcdURLs struct {
 	ListenClient, AdvertiseClient string
+	// ListenClientHTTP, when set, serves the member's HTTP endpoints
+	// (/health, /metrics, /version) apart: ListenClient then serves gRPC
+	// alone, through grpc-go's own server instead of as a handler of
+	// net/http's HTTP/2 server, which is what etcd does for a TLS port
+	// shared by both (see etcd's --listen-client-http-urls).
+	ListenClientHTTP string
 	ListenPeer, AdvertisePeer     string
 	// DataDir as the member sees it.
 	DataDir string
@@ -209,6 +215,9 @@ func etcd(t cluster.Topology, s Site) []Component {
 			"--peer-cert-file=" + s.Path(m+".crt"), "--peer-key-file=" + s.Path(m+".key"),
 			"--snapshot-count=10000", "--log-level=info",
 		}}
+		if u.ListenClientHTTP != "" {
+			out[i].Args = append(out[i].Args, "--listen-client-http-urls="+u.ListenClientHTTP)
+		}
 		if len(members) == 1 {
 			out[i].Args = append(out[i].Args, loneMemberTimings...)
 		}

@@ -60,7 +60,8 @@ func (b *Backend) site() controlplane.Site {
 		Etcd: func(m string) controlplane.EtcdURLs {
 			return controlplane.EtcdURLs{
 				ListenClient: "https://0.0.0.0:2379", AdvertiseClient: "https://" + m + ":2379",
-				ListenPeer: "https://0.0.0.0:2380", AdvertisePeer: "https://" + m + ":2380",
+				ListenClientHTTP: "https://0.0.0.0:2382",
+				ListenPeer:       "https://0.0.0.0:2380", AdvertisePeer: "https://" + m + ":2380",
 				DataDir: "/var/lib/etcd",
 			}
 		},

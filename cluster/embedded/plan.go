@@ -66,7 +66,7 @@ func (b *Backend) plan(used map[int]bool) error {
 			return err
 		}
 	}
-	nports := 2*t.Etcd + t.APIServers + t.Schedulers + t.ControllerManagers + 1
+	nports := 3*t.Etcd + t.APIServers + t.Schedulers + t.ControllerManagers + 1
 	ports, err := freePorts(nports, used)
 	if err != nil {
 		return err
@@ -178,6 +178,15 @@ func newLayout(t cluster.Topology, dir string, next func() int) layout {
 		l.serving[n] = controlplane.Serving{Bind: "127.0.0.1", Port: next()}
 	}
 	l.lbPort = next()
+	// Taken last, so the ports above stay where they were (a cluster
+	// planned before these ports existed has none: next gives 0).
+	for _, m := range controlplane.EtcdMembers(t) {
+		if p := next(); p != 0 {
+			u := l.etcd[m]
+			u.ListenClientHTTP = url(p)
+			l.etcd[m] = u
+		}
+	}
 	server := url(l.lbPort)
 	if t.APIServers == 1 {
 		server = url(l.serving[controlplane.APIServers(t)[0]].Port)

@@ -68,6 +68,13 @@ func (b *Backend) site() controlplane.Site {
 	for i := range ports {
 		ports[i] = b.st.Ports[strconv.Itoa(i)]
 	}
-	next := func() int { p := ports[0]; ports = ports[1:]; return p }
+	next := func() int {
+		if len(ports) == 0 {
+			return 0
+		}
+		p := ports[0]
+		ports = ports[1:]
+		return p
+	}
 	return newLayout(b.st.Topology, b.dir, next).site
 }
