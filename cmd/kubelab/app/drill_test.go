@@ -10,12 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
+	"kubelab.dev/kubelab/internal/syncbuf"
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
@@ -50,11 +50,11 @@ func TestDrillInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer term.Close()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	copied := make(chan struct{})
 	go func() { _, _ = io.Copy(out, term); close(copied) }()
 
-	if !out.waitFor(ctx, "Your answer (") {
+	if !waitFor(ctx, out, "Your answer (") {
 		t.Fatalf("no prompt for an answer; output so far:\n%s", out)
 	}
 	const answer = "A follower times out and wins an election in a higher term."
@@ -185,26 +185,8 @@ func TestDrillRejectsUndefinedSteps(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls until the output contains want or ctx ends.
-func (s *syncBuffer) waitFor(ctx context.Context, want string) bool {
+// waitFor polls until the output s contains want or ctx ends.
+func waitFor(ctx context.Context, s *syncbuf.Buffer, want string) bool {
 	for !strings.Contains(s.String(), want) {
 		select {
 		case <-ctx.Done():

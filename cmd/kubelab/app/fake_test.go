@@ -23,6 +23,7 @@ import (
 	"kubelab.dev/kubelab/cluster/clustertest"
 	"kubelab.dev/kubelab/cmd/kubelab/app"
 	"kubelab.dev/kubelab/engine/enginetest"
+	"kubelab.dev/kubelab/internal/syncbuf"
 )
 
 // The command line on fake clusters (clustertest and assertionstest):
@@ -83,7 +84,7 @@ func (h *fakeHome) hooks() app.Hooks {
 
 // run runs the command line in this process on the fake home.
 func (h *fakeHome) run(ctx context.Context, args ...string) (string, int) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	err := app.RunWith(ctx, app.Streams{In: strings.NewReader(""), Out: &out, Err: &out}, append([]string{"--home", h.home}, args...), h.hooks())
 	if err != nil {
 		fmt.Fprintf(&out, "kubelab: %v\n", err)
@@ -308,7 +309,7 @@ func TestInterviewOnAFake(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- app.RunWith(ctx, app.Streams{In: tty, Out: &out, Err: &out},
@@ -321,7 +322,7 @@ func TestInterviewOnAFake(t *testing.T) {
 	}
 	for q := 1; q <= 3; q++ {
 		header := fmt.Sprintf("Question %d/3", q)
-		if !out.waitFor(ctx, header) {
+		if !waitFor(ctx, &out, header) {
 			t.Fatalf("no %q:\n%s", header, out.String())
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -371,7 +372,7 @@ func TestUIOnAFake(t *testing.T) {
 	ex := filepath.Dir(writeTestFile(t, filepath.Join(t.TempDir(), "web", "exercise.yaml"), webExercise))
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- app.RunWith(ctx, app.Streams{In: strings.NewReader(""), Out: &out, Err: &out},
@@ -379,7 +380,7 @@ func TestUIOnAFake(t *testing.T) {
 	}()
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
-	if !out.waitFor(wctx, "?token=") {
+	if !waitFor(wctx, &out, "?token=") {
 		t.Fatalf("no URL:\n%s", out.String())
 	}
 	line := out.String()[strings.Index(out.String(), "http://"):]

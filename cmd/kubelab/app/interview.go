@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
 	"kubelab.dev/kubelab/internal/i18n"
+	"kubelab.dev/kubelab/internal/syncbuf"
 )
 
 // interviewFlags are drill --interview's own flags.
@@ -169,7 +169,7 @@ func interview(ctx context.Context, g *globals, f *drillFlags, iv *interviewFlag
 // drillRun is one interview drill run in the background: its progress,
 // kept until it is shown, and its outcome.
 type drillRun struct {
-	log  lockedBuffer
+	log  syncbuf.Buffer
 	done chan struct{}
 	reps []features.Report
 	err  error
@@ -238,24 +238,6 @@ func (b *backgroundDrills) wait(i int, w io.Writer) *drillRun {
 func (b *backgroundDrills) stop() {
 	b.cancel()
 	b.wg.Wait()
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // showInterviewAnswer prints how one answer fared.

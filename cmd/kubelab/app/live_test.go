@@ -8,9 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"kubelab.dev/kubelab/internal/syncbuf"
 )
 
 // TestLiveExerciseLoop is a learner's session, scripted, on one cluster:
@@ -106,7 +107,7 @@ func liveLoop(t *testing.T, bin, home, name string, startArgs []string) {
 	// Ctrl-C is how a watch ends: the last evaluation's verdict, not 130.
 	stopped := exec.Command(bin, "check", "--watch", "--patience", "2s", "--home", home, "--name", name)
 	stopped.Dir, stopped.Env = root, append(os.Environ(), "KUBELAB_NAME=", "KUBECONFIG=")
-	sout := &lockedBuffer{}
+	sout := &syncbuf.Buffer{}
 	stopped.Stdout, stopped.Stderr = sout, sout
 	if err := stopped.Start(); err != nil {
 		t.Fatal(err)
@@ -128,7 +129,7 @@ func liveLoop(t *testing.T, bin, home, name string, startArgs []string) {
 	defer cancel()
 	watch := exec.CommandContext(ctx, bin, "check", "--watch", "--patience", "2s", "--home", home, "--name", name)
 	watch.Dir, watch.Env = root, append(os.Environ(), "KUBELAB_NAME=", "KUBECONFIG=")
-	wout := &lockedBuffer{}
+	wout := &syncbuf.Buffer{}
 	watch.Stdout, watch.Stderr = wout, wout
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
@@ -161,22 +162,4 @@ func liveLoop(t *testing.T, bin, home, name string, startArgs []string) {
 	if out, code := run("check"); code != 2 {
 		t.Errorf("check without a cluster: exit %d, want 2\n%s", code, out)
 	}
-}
-
-// lockedBuffer is an output buffer a test reads while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
