@@ -50,8 +50,8 @@ type EtcdURLs struct {
 	// alone, through grpc-go's own server instead of as a handler of
 	// net/http's HTTP/2 server, which is what etcd does for a TLS port
 	// shared by both (see etcd's --listen-client-http-urls).
-	ListenClientHTTP string
-	ListenPeer, AdvertisePeer     string
+	ListenClientHTTP          string
+	ListenPeer, AdvertisePeer string
 	// DataDir as the member sees it.
 	DataDir string
 }
