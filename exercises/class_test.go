@@ -30,6 +30,7 @@ import (
 // TestExerciseSamples holds local grading to), and the grading namespace
 // is gone afterwards.
 func TestClassGradingOnADockerCluster(t *testing.T) {
+	t.Parallel() // one of the package's pool, beside the exercises' clusters
 	enginetest.NeedDocker(t, "class grading")
 	ctx := t.Context()
 	bin, err := testbin.Path()

@@ -7,6 +7,7 @@
 package exercises
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"kubelab.dev/kubelab/api/v1alpha1"
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
@@ -88,20 +90,54 @@ func TestExerciseSamples(t *testing.T) {
 		t.Skip("grades on real clusters; skipped with -short")
 	}
 	t.Parallel()
+	type sample struct {
+		ex *grade.Exercise
+		s  v1alpha1.Sample
+	}
+	var all []sample
 	for _, ex := range exercises(t) {
 		for _, s := range ex.Spec.Samples {
-			t.Run(ex.Metadata.Name+"/"+s.Path, func(t *testing.T) {
-				t.Parallel()
-				g := gradeDir(t, ex, filepath.Join(ex.Dir(), s.Path), "")
-				if g.Status != grade.StatusGraded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) || !slices.Equal(g.RefusedRules(), s.Refused) {
-					t.Errorf("%s: got %s %d/%d, failed %q, refused %q; want %d/%d, failed %q, refused %q%s",
-						s.Path, g.Status, g.Score, g.Max, g.Failed(), g.RefusedRules(), s.Score, g.Max, s.Fails, s.Refused, report(g))
-					return
-				}
-				t.Logf("%s: %d/%d in %s (cluster up in %s)", s.Path, g.Score, g.Max, g.Duration.Round(100e6), g.BootDuration.Round(100e6))
-			})
+			all = append(all, sample{ex, s})
 		}
 	}
+	// Longest first, so that the pool does not end on one long sample
+	// with its other slots idle: a wrong sample waits out the timeout of
+	// every check it fails.
+	slices.SortStableFunc(all, func(a, b sample) int {
+		return cmp.Compare(failingWait(b.ex, b.s), failingWait(a.ex, a.s))
+	})
+	for _, a := range all {
+		ex, s := a.ex, a.s
+		t.Run(ex.Metadata.Name+"/"+s.Path, func(t *testing.T) {
+			t.Parallel()
+			g := gradeDir(t, ex, filepath.Join(ex.Dir(), s.Path), "")
+			if g.Status != grade.StatusGraded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) || !slices.Equal(g.RefusedRules(), s.Refused) {
+				t.Errorf("%s: got %s %d/%d, failed %q, refused %q; want %d/%d, failed %q, refused %q%s",
+					s.Path, g.Status, g.Score, g.Max, g.Failed(), g.RefusedRules(), s.Score, g.Max, s.Fails, s.Refused, report(g))
+				return
+			}
+			t.Logf("%s: %d/%d in %s (cluster up in %s)", s.Path, g.Score, g.Max, g.Duration.Round(100e6), g.BootDuration.Round(100e6))
+		})
+	}
+}
+
+// failingWait is how long grading s waits out its failures: the longest
+// wait of each check it is documented to fail.
+func failingWait(ex *grade.Exercise, s v1alpha1.Sample) time.Duration {
+	var total time.Duration
+	for _, c := range ex.Spec.Checks {
+		if !slices.Contains(s.Fails, c.Name) {
+			continue
+		}
+		var longest time.Duration
+		for _, op := range c.Try {
+			if op.Wait != nil {
+				longest = max(longest, op.Wait.Timeout.Duration)
+			}
+		}
+		total += longest
+	}
+	return total
 }
 
 // gradeDir grades one submission directory on a fresh embedded cluster.
