@@ -80,6 +80,11 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 		b.mu.Lock()
 		if env[controlplane.EnvWaitForAPIServer] != "" && b.seeded {
 			env[controlplane.EnvWaitReadyz] = lifecycle.ServingReadyz
+			if c.Role == cluster.RoleControllerManager {
+				// What the upstream controller-manager waits for first,
+				// polling once a second: see lifecycle's startControllers.
+				env[controlplane.EnvWaitReadyz] = "/healthz"
+			}
 		}
 		b.mu.Unlock()
 		g.Go(func() error {

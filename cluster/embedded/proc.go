@@ -136,7 +136,7 @@ func procCmd(self, home, cluster string, spec *procSpec, logf *os.File, ephemera
 
 // startProc starts spec as a child process tagged with the cluster name.
 // ephemeral children die with this process (Pdeathsig).
-func startProc(self, home, cluster string, spec *procSpec, ephemeral bool) error {
+func startProc(self, home, cluster string, spec *procSpec, ephemeral bool, env ...string) error {
 	logf, err := os.OpenFile(spec.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
@@ -144,12 +144,14 @@ func startProc(self, home, cluster string, spec *procSpec, ephemeral bool) error
 	defer logf.Close()
 	fmt.Fprintf(logf, "---- kubelab: starting %s at %s\n", spec.Name, time.Now().Format(time.RFC3339Nano))
 	cmd := procCmd(self, home, cluster, spec, logf, ephemeral, spec.Hostname != "")
+	cmd.Env = append(cmd.Env, env...)
 	err = theSpawner.start(cmd)
 	if err != nil && spec.Hostname != "" {
 		// No namespaces to be had (an unprivileged container, e.g. a
 		// class-grading pod): run with the host's hostname rather than not
 		// at all. An exec.Cmd cannot be started twice: make a new one.
 		cmd = procCmd(self, home, cluster, spec, logf, ephemeral, false)
+		cmd.Env = append(cmd.Env, env...)
 		err = theSpawner.start(cmd)
 	}
 	if err != nil {

@@ -22,8 +22,9 @@
 //     the controller-manager exits if RBAC's bootstrap roles are not
 //     served yet) and the balancer serves, a fresh single-apiserver boot
 //     takes the seed, then the controller-managers, schedulers, nodes and
-//     the DNS addon start at once (and, on a seeded boot, the
-//     controller-manager's ServiceAccounts are made ahead of it, see
+//     the DNS addon start at once (on a seeded boot, the
+//     controller-managers once /healthz passes, see startControllers, and
+//     their ServiceAccounts are made ahead of them, see
 //     createControllerAccounts);
 //  5. the cluster is usable when every apiserver is ready, every node is
 //     Ready with a pod range, the default ServiceAccount exists (the
@@ -43,6 +44,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -114,6 +116,14 @@ type Placement interface {
 // an apiserver serves, for what needs the API.
 type EarlyNodes interface {
 	PlaceNodes(ctx context.Context) error
+}
+
+// GatedStarter is a Placement that can start a component whose program
+// first waits, in its own process, until an apiserver answers path with
+// 200 (controlplane.EnvWaitForAPIServer): the process start then overlaps
+// that wait. Later starts of the component are not gated.
+type GatedStarter interface {
+	StartGated(ctx context.Context, path string, names ...string) error
 }
 
 // Seeder is a Placement that can start its etcd members from a seed.
@@ -305,7 +315,7 @@ func (b *boot) run(ctx context.Context) (err error) {
 	say("cluster", EventServing)
 	g, gctx := errgroup.WithContext(ctx)
 	if len(rest) > 0 {
-		g.Go(func() error { return b.p.Start(gctx, rest...) })
+		g.Go(func() error { return b.startControllers(gctx, rest) })
 	}
 	g.Go(func() error {
 		<-placed
@@ -382,6 +392,45 @@ func (b *boot) run(ctx context.Context) (err error) {
 	}
 	say("cluster", "ready")
 	return nil
+}
+
+// startControllers starts the controller-managers and schedulers of
+// names. On a seeded boot the schedulers start at once, and the
+// controller-managers once the apiservers' /healthz passes: the
+// upstream controller-manager first waits for it (WaitForAPIServer),
+// polling once a second, and a seeded apiserver fails it for the second
+// its bootstrap hooks sleep before they find their objects. Started at
+// once, the controller-manager's first poll fell in that second and it
+// slept a whole one more (seen in its log: caches synced, then nothing
+// for 0.97 s); started after /healthz, it pays its process start instead
+// (~0.3 s). A fresh boot gets here after every /readyz, which includes
+// those hooks.
+func (b *boot) startControllers(ctx context.Context, names []string) error {
+	var now, healthy []string
+	for _, n := range names {
+		if b.seeded && slices.Contains(b.plan.ControllerManagers, n) {
+			healthy = append(healthy, n)
+		} else {
+			now = append(now, n)
+		}
+	}
+	if len(now) > 0 {
+		if err := b.p.Start(ctx, now...); err != nil {
+			return err
+		}
+	}
+	if len(healthy) == 0 {
+		return nil
+	}
+	if gs, ok := b.p.(GatedStarter); ok {
+		return gs.StartGated(ctx, "/healthz", healthy...)
+	}
+	if err := b.poll(ctx, "the apiservers' /healthz", func(ctx context.Context) error {
+		return probe.HTTPOK(ctx, b.admin, b.server+"/healthz")
+	}); err != nil {
+		return err
+	}
+	return b.p.Start(ctx, healthy...)
 }
 
 // restoreSeed restores the seed into the etcd members where there is one
