@@ -402,9 +402,11 @@ func (b *boot) run(ctx context.Context) (err error) {
 // its bootstrap hooks sleep before they find their objects. Started at
 // once, the controller-manager's first poll fell in that second and it
 // slept a whole one more (seen in its log: caches synced, then nothing
-// for 0.97 s); started after /healthz, it pays its process start instead
-// (~0.3 s). A fresh boot gets here after every /readyz, which includes
-// those hooks.
+// for 0.97 s). A GatedStarter starts it at once, its process waiting
+// for /healthz itself (every 100 ms), so that its process start overlaps
+// the hooks' second; other placements start it once /healthz passes, and
+// it pays its process start (~0.3 s) then. A fresh boot gets here after
+// every /readyz, which includes those hooks.
 func (b *boot) startControllers(ctx context.Context, names []string) error {
 	var now, healthy []string
 	for _, n := range names {
