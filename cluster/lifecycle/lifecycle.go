@@ -23,7 +23,7 @@
 //     served yet) and the balancer serves, a fresh single-apiserver boot
 //     takes the seed, then the controller-managers, schedulers, nodes and
 //     the DNS addon start at once (on a seeded boot, the
-//     controller-managers once /healthz passes, see startControllers, and
+//     controller-managers gated on /healthz, see startControllers, and
 //     their ServiceAccounts are made ahead of them, see
 //     createControllerAccounts);
 //  5. the cluster is usable when every apiserver is ready, every node is
@@ -395,23 +395,26 @@ func (b *boot) run(ctx context.Context) (err error) {
 }
 
 // startControllers starts the controller-managers and schedulers of
-// names. On a seeded boot the schedulers start at once, and the
-// controller-managers once the apiservers' /healthz passes: the
-// upstream controller-manager first waits for it (WaitForAPIServer),
-// polling once a second, and a seeded apiserver fails it for the second
-// its bootstrap hooks sleep before they find their objects. Started at
-// once, the controller-manager's first poll fell in that second and it
-// slept a whole one more (seen in its log: caches synced, then nothing
-// for 0.97 s). A GatedStarter starts it at once, its process waiting
-// for /healthz itself (every 100 ms), so that its process start overlaps
-// the hooks' second; other placements start it once /healthz passes, and
-// it pays its process start (~0.3 s) then. A fresh boot gets here after
-// every /readyz, which includes those hooks.
+// names. On a seeded boot of a GatedStarter, the controller-managers
+// start gated on /healthz: the upstream controller-manager first waits
+// for it (WaitForAPIServer), polling once a second, and a seeded
+// apiserver fails it for the second its bootstrap hooks sleep before they
+// find their objects. Started ungated, the controller-manager's first
+// poll fell in that second and it slept a whole one more (seen in its
+// log: caches synced, then nothing for 0.97 s); gated, its process waits
+// for /healthz itself (every 100 ms), its start overlapping the hooks'
+// second. A fresh boot gets here after every /readyz, which includes
+// those hooks; the docker backend gates its controllers itself
+// (Plan.ControllersWait).
 func (b *boot) startControllers(ctx context.Context, names []string) error {
-	var now, healthy []string
+	gs, ok := b.p.(GatedStarter)
+	if !ok || !b.seeded {
+		return b.p.Start(ctx, names...)
+	}
+	var now, gated []string
 	for _, n := range names {
-		if b.seeded && slices.Contains(b.plan.ControllerManagers, n) {
-			healthy = append(healthy, n)
+		if slices.Contains(b.plan.ControllerManagers, n) {
+			gated = append(gated, n)
 		} else {
 			now = append(now, n)
 		}
@@ -421,18 +424,10 @@ func (b *boot) startControllers(ctx context.Context, names []string) error {
 			return err
 		}
 	}
-	if len(healthy) == 0 {
+	if len(gated) == 0 {
 		return nil
 	}
-	if gs, ok := b.p.(GatedStarter); ok {
-		return gs.StartGated(ctx, "/healthz", healthy...)
-	}
-	if err := b.poll(ctx, "the apiservers' /healthz", func(ctx context.Context) error {
-		return probe.HTTPOK(ctx, b.admin, b.server+"/healthz")
-	}); err != nil {
-		return err
-	}
-	return b.p.Start(ctx, healthy...)
+	return gs.StartGated(ctx, "/healthz", gated...)
 }
 
 // restoreSeed restores the seed into the etcd members where there is one
