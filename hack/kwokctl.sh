@@ -38,13 +38,13 @@ fi
 kwokctl=$work/bin/kwokctl
 
 # The components kwokctl starts are kubelab's: the binaries embedded
-# clusters run (kubelab-control-plane; kubectl is in kubelab-components).
-for c in kube-apiserver kube-controller-manager kube-scheduler etcd kwok kubectl; do
-  bin=$root/bin/kubelab-control-plane
-  [ "$c" = kubectl ] && bin=$root/bin/kubelab-components
-  printf '#!/bin/sh\nexec %s component %s "$@"\n' "$bin" "$c" > "$work/wrap/$c"
+# clusters run (kubelab-control-plane) and kubelab-kubectl.
+for c in kube-apiserver kube-controller-manager kube-scheduler etcd kwok; do
+  printf '#!/bin/sh\nexec %s component %s "$@"\n' "$root/bin/kubelab-control-plane" "$c" > "$work/wrap/$c"
   chmod +x "$work/wrap/$c"
 done
+printf '#!/bin/sh\nexec %s "$@"\n' "$root/bin/kubelab-kubectl" > "$work/wrap/kubectl"
+chmod +x "$work/wrap/kubectl"
 cat > "$work/kwok.yaml" <<EOF
 kind: KwokctlConfiguration
 apiVersion: config.kwok.x-k8s.io/v1alpha1

@@ -80,13 +80,7 @@ func (k *KubectlOp) Exec(ctx context.Context, env Env) (string, error) {
 // kubectl is the command line of the built-in kubectl: the components
 // binary next to kubelab runs it itself (`kubelab kubectl` would start
 // kubelab only to execute that binary).
-func kubectl(env Env) []string {
-	bin := env.Binary()
-	if c := binaries.ComponentsOf(bin); c != bin {
-		return []string{c, "component", "kubectl"}
-	}
-	return []string{bin, "kubectl"}
-}
+func kubectl(env Env) []string { return binaries.KubectlOf(env.Binary()) }
 
 // ScriptOp runs a shell command.
 type ScriptOp struct {

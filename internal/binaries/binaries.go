@@ -20,6 +20,8 @@ const (
 	Components = "kubelab-components"
 	// ControlPlane carries the control-plane components only.
 	ControlPlane = "kubelab-control-plane"
+	// Kubectl is upstream kubectl alone, which starts in half the time.
+	Kubectl = "kubelab-kubectl"
 )
 
 // Sibling is the path of the executable name next to the kubelab binary
@@ -38,6 +40,19 @@ func ComponentsOf(kubelab string) string {
 		return p
 	}
 	return kubelab
+}
+
+// KubectlOf is the command line that runs kubectl for the kubelab binary
+// kubelab: kubelab-kubectl next to it, else kubelab-components' kubectl,
+// else kubelab's own.
+func KubectlOf(kubelab string) []string {
+	if p, ok := Sibling(kubelab, Kubectl); ok {
+		return []string{p}
+	}
+	if c := ComponentsOf(kubelab); c != kubelab {
+		return []string{c, "component", "kubectl"}
+	}
+	return []string{kubelab, "kubectl"}
 }
 
 // MustComponents is the components executable next to the kubelab

@@ -3,6 +3,7 @@ package binaries
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,5 +35,27 @@ func TestComponentsNextToKubelab(t *testing.T) {
 	}
 	if got := ComponentsOf(comp); got != comp {
 		t.Errorf("ComponentsOf(components) = %s, want itself", got)
+	}
+}
+
+func TestKubectlPrefersTheSlimBinary(t *testing.T) {
+	dir := t.TempDir()
+	kubelab := filepath.Join(dir, "kubelab")
+	if got := KubectlOf(kubelab); !slices.Equal(got, []string{kubelab, "kubectl"}) {
+		t.Errorf("alone: %q, want kubelab's own kubectl", got)
+	}
+	comp := filepath.Join(dir, Components)
+	if err := os.WriteFile(comp, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := KubectlOf(kubelab); !slices.Equal(got, []string{comp, "component", "kubectl"}) {
+		t.Errorf("with %s: %q, want its kubectl", Components, got)
+	}
+	slim := filepath.Join(dir, Kubectl)
+	if err := os.WriteFile(slim, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := KubectlOf(kubelab); !slices.Equal(got, []string{slim}) {
+		t.Errorf("with %s: %q, want it", Kubectl, got)
 	}
 }

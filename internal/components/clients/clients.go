@@ -4,28 +4,13 @@
 package clients
 
 import (
-	"os"
-
 	"go.etcd.io/etcd/etcdctl/v3/ctlv3"
-	"k8s.io/component-base/cli"
-	"k8s.io/component-base/logs"
-	kubectlcmd "k8s.io/kubectl/pkg/cmd"
-	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"kubelab.dev/kubelab/internal/components"
+	"kubelab.dev/kubelab/internal/components/clients/kubectl"
 )
 
 func init() {
-	components.Register("kubectl", runKubectl)
+	components.Register("kubectl", kubectl.Main)
 	components.Register("etcdctl", func() int { ctlv3.MustStart(); return 0 })
-}
-
-// runKubectl mirrors k8s.io/kubernetes/cmd/kubectl's main.
-func runKubectl() int {
-	logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args)) //nolint:errcheck
-	command := kubectlcmd.NewDefaultKubectlCommand()
-	if err := cli.RunNoErrOutput(command); err != nil {
-		kubectlutil.CheckErr(err) // prints and exits like upstream kubectl
-	}
-	return 0
 }
