@@ -1,4 +1,4 @@
-package exercises_test
+package exercises
 
 import (
 	"context"
@@ -30,8 +30,8 @@ import (
 // TestExerciseSamples holds local grading to), and the grading namespace
 // is gone afterwards.
 func TestClassGradingOnADockerCluster(t *testing.T) {
-	t.Parallel() // one of the package's pool, beside the exercises' clusters
 	enginetest.NeedDocker(t, "class grading")
+	pool.Run(t, 2*time.Minute) // a docker cluster, its image and four gradings: 60-107 s
 	ctx := t.Context()
 	bin, err := testbin.Path()
 	if err != nil {

@@ -7,7 +7,6 @@
 package exercises
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,14 +29,23 @@ import (
 	"kubelab.dev/kubelab/grade"
 )
 
-// TestMain grades four exercises' samples at a time unless -parallel
-// says otherwise: a grading mostly waits (a wrong sample's failing check
-// waits out its timeout), and at two at a time, go test's default on 2
-// cores, the CPU was idle 44% of the time. The tests that grade on real
-// clusters (TestExerciseSamples, TestSpreadSamplesScoreTheSameEveryTime,
-// TestExercisesLive) are parallel themselves, so their gradings share
-// one pool of four: none waits for another's last, longest grading.
-func TestMain(m *testing.M) { os.Exit(enginetest.Main(m, 4)) }
+// TestMain lets go test run every test at once: pool decides which run.
+func TestMain(m *testing.M) { os.Exit(enginetest.Main(m, 128)) }
+
+// pool grades four exercises' samples at a time, the longest first: a
+// grading mostly waits (a wrong sample's failing check waits out its
+// timeout), and at two at a time, go test's default on 2 cores, the CPU
+// was idle 44% of the time. Every test that grades on real clusters
+// (TestExerciseSamples, TestSpreadSamplesScoreTheSameEveryTime,
+// TestExercisesLive, TestClassGradingOnADockerCluster) takes its slots
+// from it, so none waits for another's last, longest grading.
+var pool = enginetest.NewPool(4)
+
+// Estimated durations, for pool's order (measured here under load).
+const (
+	bootAndApply = 15 * time.Second // a sample's cluster up and its answer applied
+	liveLoop     = 45 * time.Second // TestExercisesLive's loop: 13-62 s
+)
 
 // exercises loads every shipped exercise.
 func exercises(t *testing.T) []*grade.Exercise {
@@ -89,7 +97,7 @@ func TestExerciseSamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grades on real clusters; skipped with -short")
 	}
-	t.Parallel()
+	t.Parallel() // beside the other tests that take pool's slots
 	type sample struct {
 		ex *grade.Exercise
 		s  v1alpha1.Sample
@@ -100,16 +108,11 @@ func TestExerciseSamples(t *testing.T) {
 			all = append(all, sample{ex, s})
 		}
 	}
-	// Longest first, so that the pool does not end on one long sample
-	// with its other slots idle: a wrong sample waits out the timeout of
-	// every check it fails.
-	slices.SortStableFunc(all, func(a, b sample) int {
-		return cmp.Compare(failingWait(b.ex, b.s), failingWait(a.ex, a.s))
-	})
 	for _, a := range all {
 		ex, s := a.ex, a.s
 		t.Run(ex.Metadata.Name+"/"+s.Path, func(t *testing.T) {
-			t.Parallel()
+			// A wrong sample waits out the timeout of every check it fails.
+			pool.Run(t, bootAndApply+failingWait(ex, s))
 			g := gradeDir(t, ex, filepath.Join(ex.Dir(), s.Path), "")
 			if g.Status != grade.StatusGraded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) || !slices.Equal(g.RefusedRules(), s.Refused) {
 				t.Errorf("%s: got %s %d/%d, failed %q, refused %q; want %d/%d, failed %q, refused %q%s",
@@ -235,7 +238,7 @@ func TestSpreadSamplesScoreTheSameEveryTime(t *testing.T) {
 			continue
 		}
 		t.Run(s.Path, func(t *testing.T) {
-			t.Parallel()
+			pool.Run(t, time.Duration(runs)*(bootAndApply+failingWait(ex, s)))
 			scores := map[int]int{}
 			for i := 0; i < runs; i++ {
 				g := gradeDir(t, ex, filepath.Join(ex.Dir(), s.Path), "")
@@ -266,7 +269,7 @@ func TestExercisesLive(t *testing.T) {
 	for _, ex := range exercises(t) {
 		ss := ex.Spec.SetupScore
 		t.Run(ex.Metadata.Name, func(t *testing.T) {
-			t.Parallel()
+			pool.Run(t, liveLoop)
 			ctx := context.WithoutCancel(t.Context())
 			s, err := enginetest.Runner(t).StartFor(ctx, ex.Metadata.Name+"-live", ex.Topology(), ex.Needs())
 			if errors.Is(err, cluster.ErrMissingCapability) {
