@@ -77,9 +77,9 @@ func (k *KubectlOp) Exec(ctx context.Context, env Env) (string, error) {
 	})
 }
 
-// kubectl is the command line of the built-in kubectl: the components
-// binary next to kubelab runs it itself (`kubelab kubectl` would start
-// kubelab only to execute that binary).
+// kubectl is the command line of the built-in kubectl: kubelab-kubectl
+// next to kubelab runs it itself (`kubelab kubectl` would start kubelab
+// only to execute that binary).
 func kubectl(env Env) []string { return binaries.KubectlOf(env.Binary()) }
 
 // ScriptOp runs a shell command.

@@ -75,36 +75,40 @@ func runComponent(name string, args []string) int {
 // half the time of kubelab-components, or with the latter's kubectl when
 // it is not there.
 func execKubectl(args []string) int {
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kubelab: find kubelab binary:", err)
-		return 1
-	}
-	bin, ok := binaries.Sibling(self, binaries.Kubectl)
-	if !ok {
-		return execComponents(append([]string{"component", "kubectl"}, args...))
-	}
-	err = syscall.Exec(bin, append([]string{"kubectl"}, args...), os.Environ())
-	fmt.Fprintf(os.Stderr, "kubelab: run %s: %v\n", bin, err)
-	return 1
+	return execNext(func(self string) (string, []string, error) {
+		if bin, ok := binaries.Sibling(self, binaries.Kubectl); ok {
+			return bin, append([]string{"kubectl"}, args...), nil
+		}
+		bin, err := binaries.MustComponents(self)
+		return bin, append([]string{bin, "component", "kubectl"}, args...), err
+	})
 }
 
-// execComponents replaces this process with kubelab-components and args:
-// the component keeps this process's PID, so whoever started it (an
-// embedded cluster's supervisor, a shell, a container runtime) signals
-// and waits for the component itself. It returns only on failure.
+// execComponents replaces this process with kubelab-components and args.
 func execComponents(args []string) int {
+	return execNext(func(self string) (string, []string, error) {
+		bin, err := binaries.MustComponents(self)
+		return bin, append([]string{bin}, args...), err
+	})
+}
+
+// execNext replaces this process with the executable pick chooses next
+// to kubelab, run with argv: the component keeps this process's PID, so
+// whoever started it (an embedded cluster's supervisor, a shell, a
+// container runtime) signals and waits for the component itself. It
+// returns only on failure.
+func execNext(pick func(self string) (bin string, argv []string, err error)) int {
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubelab: find kubelab binary:", err)
 		return 1
 	}
-	bin, err := binaries.MustComponents(self)
+	bin, argv, err := pick(self)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubelab:", err)
 		return 1
 	}
-	err = syscall.Exec(bin, append([]string{bin}, args...), os.Environ())
+	err = syscall.Exec(bin, argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "kubelab: run %s: %v\n", bin, err)
 	return 1
 }
