@@ -98,29 +98,20 @@ func TestExerciseSamples(t *testing.T) {
 		t.Skip("grades on real clusters; skipped with -short")
 	}
 	t.Parallel() // beside the other tests that take pool's slots
-	type sample struct {
-		ex *grade.Exercise
-		s  v1alpha1.Sample
-	}
-	var all []sample
 	for _, ex := range exercises(t) {
 		for _, s := range ex.Spec.Samples {
-			all = append(all, sample{ex, s})
+			t.Run(ex.Metadata.Name+"/"+s.Path, func(t *testing.T) {
+				// A wrong sample waits out the timeout of every check it fails.
+				pool.Run(t, bootAndApply+failingWait(ex, s))
+				g := gradeDir(t, ex, filepath.Join(ex.Dir(), s.Path), "")
+				if g.Status != grade.StatusGraded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) || !slices.Equal(g.RefusedRules(), s.Refused) {
+					t.Errorf("%s: got %s %d/%d, failed %q, refused %q; want %d/%d, failed %q, refused %q%s",
+						s.Path, g.Status, g.Score, g.Max, g.Failed(), g.RefusedRules(), s.Score, g.Max, s.Fails, s.Refused, report(g))
+					return
+				}
+				t.Logf("%s: %d/%d in %s (cluster up in %s)", s.Path, g.Score, g.Max, g.Duration.Round(100e6), g.BootDuration.Round(100e6))
+			})
 		}
-	}
-	for _, a := range all {
-		ex, s := a.ex, a.s
-		t.Run(ex.Metadata.Name+"/"+s.Path, func(t *testing.T) {
-			// A wrong sample waits out the timeout of every check it fails.
-			pool.Run(t, bootAndApply+failingWait(ex, s))
-			g := gradeDir(t, ex, filepath.Join(ex.Dir(), s.Path), "")
-			if g.Status != grade.StatusGraded || g.Score != s.Score || !slices.Equal(g.Failed(), s.Fails) || !slices.Equal(g.RefusedRules(), s.Refused) {
-				t.Errorf("%s: got %s %d/%d, failed %q, refused %q; want %d/%d, failed %q, refused %q%s",
-					s.Path, g.Status, g.Score, g.Max, g.Failed(), g.RefusedRules(), s.Score, g.Max, s.Fails, s.Refused, report(g))
-				return
-			}
-			t.Logf("%s: %d/%d in %s (cluster up in %s)", s.Path, g.Score, g.Max, g.Duration.Round(100e6), g.BootDuration.Round(100e6))
-		})
 	}
 }
 
