@@ -3,8 +3,10 @@ package docker
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,6 +70,16 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 				}
 			}
 		}
+		ports := []string(nil)
+		if c.Role == cluster.RoleAPIServer && b.apiPort != 0 {
+			// The one apiserver is the way in from the host.
+			ports = []string{apiPort}
+			apiMods := mods
+			mods = func(hc *container.HostConfig) {
+				apiMods(hc)
+				hc.PortBindings = fixedLoopbackBinding(apiPort, b.apiPort)
+			}
+		}
 		var env map[string]string
 		switch c.Role {
 		case cluster.RoleControllerManager:
@@ -88,7 +100,7 @@ func (b *Backend) startAll(ctx context.Context, pk *pkiDir, comps []controlplane
 		}
 		b.mu.Unlock()
 		g.Go(func() error {
-			return b.run(gctx, c.Name, c.Role, b.images.Kubelab, append([]string{"component", string(c.Role)}, c.Args...), env, pk, nil, mods)
+			return b.run(gctx, c.Name, c.Role, b.images.Kubelab, append([]string{"component", string(c.Role)}, c.Args...), env, pk, ports, mods)
 		})
 	}
 	return g.Wait()
@@ -128,7 +140,8 @@ func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Pla
 		return lifecycle.Plan{}, err
 	}
 	// The host reaches etcd members and apiservers at their addresses on the
-	// lab network (only the load balancer's port is published); their
+	// lab network (only the way in, the load balancer's port or the one
+	// apiserver's, is published); their
 	// certificates name "localhost" for that.
 	b.mu.Lock()
 	b.access.EtcdTLS = etcdTLS
@@ -141,18 +154,36 @@ func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Pla
 	}
 	b.netID, b.netName = nw.ID, nw.Name
 	t := b.topo
-	return lifecycle.Plan{Etcd: controlplane.EtcdMembers(t), APIServers: controlplane.APIServers(t),
+	plan := lifecycle.Plan{Etcd: controlplane.EtcdMembers(t), APIServers: controlplane.APIServers(t),
 		ControllerManagers: controlplane.ControllerManagers(t), Schedulers: controlplane.Schedulers(t),
-		// HAProxy also in front of one apiserver: its published port stays
-		// the same when the apiserver's container restarts.
-		LoadBalancer: string(cluster.RoleLoadBalancer),
 		// Their containers start with the apiservers' (a start takes a
 		// second or more), gated until an apiserver is ready.
-		ControllersWait: true}, nil
+		ControllersWait: true}
+	if t.APIServers > 1 {
+		plan.LoadBalancer = string(cluster.RoleLoadBalancer)
+	} else if b.apiPort, err = freeLoopbackPort(); err != nil {
+		return lifecycle.Plan{}, err
+	}
+	return plan, nil
+}
+
+// apiPort is the apiservers' port in their containers.
+const apiPort = "6443/tcp"
+
+// freeLoopbackPort is a port free on 127.0.0.1 now, for a container to
+// publish at.
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port for the apiserver: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Start implements lifecycle.Placement: the control-plane containers and
-// the load balancer at once, and the admin kubeconfig that reaches it.
+// the load balancer at once, and the admin kubeconfig that reaches the
+// balancer or the one apiserver.
 func (b *Backend) Start(ctx context.Context, names ...string) error {
 	plan := map[string]controlplane.Component{}
 	for _, c := range controlplane.Components(b.topo, b.site()) {
@@ -178,23 +209,36 @@ func (b *Backend) Start(ctx context.Context, names ...string) error {
 	if lb {
 		g.Go(func() error { return b.startLB(gctx) })
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	// The one apiserver is the way in: the admin kubeconfig names the port
+	// it publishes.
+	if i := slices.IndexFunc(comps, func(c controlplane.Component) bool { return c.Role == cluster.RoleAPIServer }); i >= 0 && b.apiPort != 0 {
+		return b.writeAdmin(b.get(comps[i].Name).ports[apiPort])
+	}
+	return nil
 }
 
-// startLB puts HAProxy in front of the apiservers; its port is the only
-// way in from the host. It writes the admin kubeconfig.
+// startLB puts HAProxy in front of several apiservers; its port is the
+// only way in from the host. It writes the admin kubeconfig.
 func (b *Backend) startLB(ctx context.Context) error {
 	cfg := haproxyConfig(controlplane.APIServers(b.topo))
 	if err := os.WriteFile(filepath.Join(b.opts.Dir, "haproxy.cfg"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
 	lbFiles := []testcontainers.ContainerFile{{HostFilePath: filepath.Join(b.opts.Dir, "haproxy.cfg"), ContainerFilePath: "/etc/haproxy/haproxy.cfg", FileMode: 0o644}}
-	if err := b.runWith(ctx, "load-balancer", cluster.RoleLoadBalancer, b.images.Node, []string{"haproxy", "-W", "-db", "-f", "/etc/haproxy/haproxy.cfg"}, nil, lbFiles, []string{"6443/tcp"}, []string{"/usr/bin/tini", "--"}, lbSysctls); err != nil {
+	if err := b.runWith(ctx, "load-balancer", cluster.RoleLoadBalancer, b.images.Node, []string{"haproxy", "-W", "-db", "-f", "/etc/haproxy/haproxy.cfg"}, nil, lbFiles, []string{apiPort}, []string{"/usr/bin/tini", "--"}, lbSysctls); err != nil {
 		return err
 	}
-	lbURL := "https://" + b.get("load-balancer").ports["6443/tcp"]
+	return b.writeAdmin(b.get("load-balancer").ports[apiPort])
+}
+
+// writeAdmin writes the admin kubeconfig, reaching the apiservers at
+// hostPort ("127.0.0.1:port") on the host.
+func (b *Backend) writeAdmin(hostPort string) error {
 	kc := filepath.Join(b.opts.Dir, "admin.kubeconfig")
-	if err := controlplane.OpenPKI(b.pk.dir).AdminKubeconfig(kc, b.topo.Name, lbURL); err != nil {
+	if err := controlplane.OpenPKI(b.pk.dir).AdminKubeconfig(kc, b.topo.Name, "https://"+hostPort); err != nil {
 		return err
 	}
 	if err := setServerName(kc, "localhost"); err != nil {

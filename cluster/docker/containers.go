@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -141,6 +142,12 @@ func loopbackBindings(ports []string) network.PortMap {
 		m[network.MustParsePort(p)] = []network.PortBinding{{HostIP: netipLoopback}}
 	}
 	return m
+}
+
+// fixedLoopbackBinding publishes port ("6443/tcp") on 127.0.0.1 at
+// hostPort: the same at every start of the container.
+func fixedLoopbackBinding(port string, hostPort int) network.PortMap {
+	return network.PortMap{network.MustParsePort(port): []network.PortBinding{{HostIP: netipLoopback, HostPort: strconv.Itoa(hostPort)}}}
 }
 
 func (b *Backend) clientset() (kubernetes.Interface, error) {

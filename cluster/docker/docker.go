@@ -1,8 +1,9 @@
 // Package docker is kubelab's container backend: every component runs in
 // its own container through testcontainers-go, on one Docker network per
 // cluster. Workers are real nodes: containerd, the kubelet and kube-proxy
-// (iptables mode) with a CNI bridge and routes between nodes; the
-// apiservers sit behind HAProxy. Containers, networks and volumes carry
+// (iptables mode) with a CNI bridge and routes between nodes; two or
+// more apiservers sit behind HAProxy, one is reached directly.
+// Containers, networks and volumes carry
 // labels naming their cluster, so everything is found (and removed) from
 // the world, with no hidden state file.
 //
@@ -110,6 +111,11 @@ type Backend struct {
 	ips     map[string]string // component -> address on the lab network
 	images  Images
 	pk      *pkiDir
+	// apiPort is the host port (on 127.0.0.1) a single apiserver
+	// publishes 6443 at; 0 where a load balancer stands in front of
+	// several. Fixed, so that it stays the same when the container starts
+	// again.
+	apiPort int
 	// seeded is set when the etcd members start from a seed: the
 	// controllers' gate then skips the bootstrap hooks (ServingReadyz).
 	seeded bool

@@ -84,7 +84,7 @@ func TestDockerCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := dockerCluster{ctx: ctx, b: b, cs: cs, bin: bin}
-	t.Run("load balancer published on loopback only", func(t *testing.T) { dockerLoadBalancerPublishedOnLoopback(t, h) })
+	t.Run("the one apiserver is published on loopback only, with no balancer", func(t *testing.T) { dockerAPIServerPublishedOnLoopback(t, h) })
 	t.Run("images load puts a host image into every worker", func(t *testing.T) { dockerImagesLoadPutsAHost(t, h) })
 	t.Run("CoreDNS has least privilege", func(t *testing.T) { dockerCorednsHasLeastPrivilege(t, h) })
 	t.Run("kube-dns is served by the coredns Deployment's pods on the workers", func(t *testing.T) { dnsServedByPods(t, h.ctx, h.cs) })
@@ -276,24 +276,35 @@ type dockerCluster struct {
 	bin string
 }
 
-// dockerLoadBalancerPublishedOnLoopback: load balancer published on loopback only.
-func dockerLoadBalancerPublishedOnLoopback(t *testing.T, h dockerCluster) {
+// dockerAPIServerPublishedOnLoopback: the one apiserver is published on
+// loopback only, with no balancer in front, at the port the admin
+// kubeconfig names.
+func dockerAPIServerPublishedOnLoopback(t *testing.T, h dockerCluster) {
 	ctx, b := h.ctx, h.b
-	ins, err := b.cli.ContainerInspect(ctx, b.get("load-balancer").id, client.ContainerInspectOptions{})
+	if lb := b.get(string(cluster.RoleLoadBalancer)); lb != nil {
+		t.Errorf("a load balancer container runs in front of one apiserver")
+	}
+	ins, err := b.cli.ContainerInspect(ctx, b.get("kube-apiserver-1").id, client.ContainerInspectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var published []string
 	for port, bs := range ins.Container.NetworkSettings.Ports {
 		for _, bind := range bs {
-			n++
+			published = append(published, bind.HostIP.String()+":"+bind.HostPort)
 			if bind.HostIP != netipLoopback {
 				t.Errorf("%s published on %s, want 127.0.0.1 only", port, bind.HostIP)
 			}
 		}
 	}
-	if n == 0 {
-		t.Error("the load balancer publishes no port")
+	cfg, err := clientcmd.LoadFromFile(b.Access().Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		if want := "https://" + strings.Join(published, ","); c.Server != want {
+			t.Errorf("admin kubeconfig reaches %s; the apiserver publishes %v", c.Server, published)
+		}
 	}
 }
 

@@ -76,9 +76,20 @@ func (b *Backend) site() controlplane.Site {
 		},
 		AuditLog:          func(string) string { return "/var/log/kubelab/audit.log" },
 		SchedulingLog:     func(string) string { return "/var/log/kubelab/scheduling.jsonl" },
-		Server:            "https://load-balancer:6443",
+		Server:            b.server(),
 		AllocateNodeCIDRs: true,
 	}
+}
+
+// server is where components on the lab network reach the apiservers:
+// the load balancer in front of several, the one apiserver directly (as
+// on the embedded backend: a balancer in front of one would cost a
+// container, its start and a hop on every request).
+func (b *Backend) server() string {
+	if b.topo.APIServers > 1 {
+		return "https://" + string(cluster.RoleLoadBalancer) + ":6443"
+	}
+	return "https://" + controlplane.APIServers(b.topo)[0] + ":6443"
 }
 
 // pki writes the cluster's certificates and configurations.
