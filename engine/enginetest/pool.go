@@ -69,6 +69,14 @@ func (p *Pool) Run(t *testing.T, est time.Duration) {
 	})
 }
 
+// Grow adds n slots, for tests that may run side by side from now on.
+func (p *Pool) Grow(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free += n
+	p.dispatch()
+}
+
 // dispatch grants the free slots to the longest waiting tests, unless
 // tests are still gathering. p.mu is held.
 func (p *Pool) dispatch() {

@@ -47,3 +47,52 @@ func TestPoolRunsTheLongestFirst(t *testing.T) {
 		t.Errorf("%d ran at once, want the pool's 2", most)
 	}
 }
+
+func TestPoolGrowsWhileTestsWait(t *testing.T) {
+	p := NewPool(1)
+	var (
+		mu      sync.Mutex
+		running int
+		most    []int // how many ran at once, as each test started
+		grown   bool
+	)
+	t.Run("tests", func(t *testing.T) {
+		for i := range 5 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				p.Run(t, time.Second)
+				mu.Lock()
+				running++
+				most = append(most, running)
+				first := !grown
+				grown = true
+				mu.Unlock()
+				if first {
+					// The first test runs alone, then makes room for two.
+					time.Sleep(30 * time.Millisecond)
+					mu.Lock()
+					running--
+					mu.Unlock()
+					p.Grow(1)
+					return
+				}
+				// The others hold their slot until a second test runs
+				// beside them (pairs: 4 tests, 2 slots), or a while.
+				for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+					mu.Lock()
+					n := running
+					mu.Unlock()
+					if n >= 2 {
+						break
+					}
+				}
+				time.Sleep(5 * time.Millisecond)
+				mu.Lock()
+				running--
+				mu.Unlock()
+			})
+		}
+	})
+	if len(most) != 5 || most[0] != 1 || slices.Max(most) != 2 {
+		t.Errorf("tests ran %v at once as they started, want 1 alone first, then up to 2", most)
+	}
+}
