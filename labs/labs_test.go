@@ -46,7 +46,8 @@ func TestLabsLoad(t *testing.T) {
 // test's -parallel queue.
 func TestMain(m *testing.M) { os.Exit(enginetest.Main(m, 64)) }
 
-// The labs run in two pools, see runAll.
+// The labs run in two pools, see runAll; whichever ends first gives its
+// slot to the other.
 var (
 	embeddedPool = enginetest.NewPool(1)
 	dockerPool   = enginetest.NewPool(1)
@@ -86,6 +87,9 @@ var alsoOnDocker = []string{
 // containerd).
 func TestDockerLabs(t *testing.T) {
 	t.Parallel() // beside TestLabsPass, see runAll
+	// Once the docker labs ended (or skipped, with no Docker engine), a
+	// second embedded lab runs beside the first.
+	t.Cleanup(func() { embeddedPool.Grow(1) })
 	enginetest.NeedDocker(t, "docker labs")
 	files := alsoOnDocker
 	if os.Getenv("KUBELAB_DOCKER_LABS") == "all" {
