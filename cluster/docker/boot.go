@@ -158,7 +158,10 @@ func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Pla
 		ControllerManagers: controlplane.ControllerManagers(t), Schedulers: controlplane.Schedulers(t),
 		// Their containers start with the apiservers' (a start takes a
 		// second or more), gated until an apiserver is ready.
-		ControllersWait: true}
+		ControllersWait: true,
+		// A kubelet registers its node NotReady, and turns it Ready once
+		// the controller-manager gave it a pod range.
+		NodesReportNotReady: true}
 	if t.APIServers > 1 {
 		plan.LoadBalancer = string(cluster.RoleLoadBalancer)
 	} else if b.apiPort, err = freeLoopbackPort(); err != nil {

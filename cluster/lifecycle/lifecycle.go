@@ -83,6 +83,14 @@ type Plan struct {
 	// (controlplane.EnvWaitForAPIServer): they start with etcd and the
 	// apiservers, where starting one takes long (a container).
 	ControllersWait bool
+	// NodesReportNotReady says that the nodes report NotReady before they
+	// are Ready (real kubelets, until their pod network is set up): the
+	// node lifecycle controller may then taint a node that just turned
+	// Ready once more, from the older state its cache still held, and the
+	// boot waits for every node to stay usable (nodesSettle). Nodes that
+	// register without conditions and are then only ever Ready (kwok's)
+	// give it nothing to taint them from.
+	NodesReportNotReady bool
 }
 
 // Placement is the part of a backend the lifecycle drives.
@@ -674,19 +682,25 @@ func (b *boot) watchFailures(ctx context.Context) error {
 }
 
 // nodesSettle is how long every node must stay usable before the boot
-// counts them so: the node lifecycle controller may taint a node that just
-// turned Ready once more, from the older state its cache still held (seen
-// on docker: 2/3 usable, then 1/3 30 ms later, for half a second).
+// counts them so, where nodes report NotReady first
+// (Plan.NodesReportNotReady): the node lifecycle controller may taint a
+// node that just turned Ready once more, from the older state its cache
+// still held (seen on docker: 2/3 usable, then 1/3 30 ms later, for half a
+// second).
 const nodesSettle = 500 * time.Millisecond
 
 // waitNodes waits until each of the topology's nodes is usable (see
-// waitNodesOnce) and still is nodesSettle later.
+// waitNodesOnce) and, where nodes report NotReady first, still is
+// nodesSettle later.
 func (b *boot) waitNodes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
 	defer cancel()
 	for {
 		if err := b.waitNodesOnce(ctx); err != nil {
 			return err
+		}
+		if !b.plan.NodesReportNotReady {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
