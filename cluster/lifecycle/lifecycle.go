@@ -134,6 +134,14 @@ type GatedStarter interface {
 	StartGated(ctx context.Context, path string, names ...string) error
 }
 
+// NodesUsable is a Placement with work to do as soon as every node is
+// usable, while the boot still waits for the rest (cluster DNS, the
+// default ServiceAccount): the docker backend routes the pod ranges
+// between its nodes then, not after the last wait.
+type NodesUsable interface {
+	NodesUsable(ctx context.Context) error
+}
+
 // Seeder is a Placement that can start its etcd members from a seed.
 // Clusters of other placements always boot fresh.
 type Seeder interface {
@@ -363,7 +371,15 @@ func (b *boot) run(ctx context.Context) (err error) {
 	go func() { failed <- b.watchFailures(wctx) }()
 	g, gctx = errgroup.WithContext(wctx)
 	g.Go(func() error { return b.waitAll(gctx, readyz, apis) })
-	g.Go(func() error { return b.waitNodes(gctx) })
+	g.Go(func() error {
+		if err := b.waitNodes(gctx); err != nil {
+			return err
+		}
+		if nu, ok := b.p.(NodesUsable); ok {
+			return nu.NodesUsable(gctx)
+		}
+		return nil
+	})
 	g.Go(func() error {
 		// Pods cannot be created before the controller-manager has made
 		// the default ServiceAccount: the cluster is not usable until then.
