@@ -39,6 +39,31 @@ func RemoveCluster(ctx context.Context, cli *client.Client, home, name string) e
 	return removeMatching(ctx, cli, homeFilter(home, name))
 }
 
+// RemoveLeftovers removes what is left of the cluster name of home once
+// its containers are gone (removed by hand, or lost with the engine's
+// data): its networks and volumes, and its state directory dir. It says
+// whether there was anything to remove.
+func RemoveLeftovers(ctx context.Context, home, name, dir string) (bool, error) {
+	_, err := os.Stat(dir)
+	found := err == nil
+	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return found, err
+	}
+	defer dc.Close()
+	f := homeFilter(home, name)
+	ns, err := dc.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return found, err
+	}
+	vs, err := dc.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		return found, err
+	}
+	found = found || len(ns.Items) > 0 || len(vs.Items) > 0
+	return found, errors.Join(removeMatching(ctx, dc.Client, f), os.RemoveAll(dir))
+}
+
 // removeMatching removes the containers, volumes and networks f matches.
 // One already gone is not an error: a cluster that is failing to boot
 // removes its own at the same time (down --all during a boot).

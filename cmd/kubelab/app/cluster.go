@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/backends"
 	"kubelab.dev/kubelab/cluster/docker"
 	"kubelab.dev/kubelab/cluster/embedded"
 	"kubelab.dev/kubelab/cluster/kubeconfig"
@@ -189,6 +190,18 @@ func newDownCommand(g *globals) *cobra.Command {
 				return err
 			}
 			b, err := openBackend(cmd.Context(), g)
+			if errors.Is(err, backends.ErrNotFound) && g.hooks.open == nil && dockerUp(cmd.Context()) {
+				// A docker cluster whose containers were removed by hand
+				// leaves its network and state directory.
+				found, lerr := docker.RemoveLeftovers(cmd.Context(), g.home, g.name, backends.DockerDir(g.home, g.name))
+				if lerr != nil {
+					return fmt.Errorf("down %s: %w", g.name, lerr)
+				}
+				if found {
+					fmt.Fprintf(g.streams.Err, "removed what was left of docker cluster %q (its containers were gone)\n", g.name)
+					return nil
+				}
+			}
 			if err != nil {
 				return err
 			}
