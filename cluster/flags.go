@@ -36,11 +36,14 @@ func (t Timings) APIServerFlags() []string {
 }
 
 // ControllerManagerFlags are the kube-controller-manager flags for these
-// timings, leader election included.
+// timings, leader election included. The node lifecycle controller checks
+// the nodes every second (upstream: 5 s), grace period or not: a node
+// goes NotReady within a second of its grace, and a taint it set from a
+// node it first saw NotReady at boot is lifted within a second, not five.
 func (t Timings) ControllerManagerFlags() []string {
 	a := t.LeaderElectionFlags()
 	if d := t.NodeMonitorGracePeriod.Duration; d > 0 {
-		a = append(a, "--node-monitor-grace-period="+d.String(), "--node-monitor-period=1s")
+		a = append(a, "--node-monitor-grace-period="+d.String())
 	}
-	return a
+	return append(a, "--node-monitor-period="+nodeMonitorPeriod.String())
 }

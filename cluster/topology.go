@@ -241,8 +241,8 @@ const (
 	// leaderElectionJitter is client-go's JitterFactor: the renew deadline
 	// must exceed the retry period times it.
 	leaderElectionJitter = 1.2
-	// nodeMonitorPeriod is the --node-monitor-period kubelab passes with
-	// a node monitor grace period.
+	// nodeMonitorPeriod is the --node-monitor-period kubelab passes to
+	// every controller-manager.
 	nodeMonitorPeriod = time.Second
 )
 

@@ -156,9 +156,16 @@ func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Pla
 	t := b.topo
 	plan := lifecycle.Plan{Etcd: controlplane.EtcdMembers(t), APIServers: controlplane.APIServers(t),
 		ControllerManagers: controlplane.ControllerManagers(t), Schedulers: controlplane.Schedulers(t),
-		// Their containers start with the apiservers' (a start takes a
-		// second or more), gated until an apiserver is ready.
-		ControllersWait: true,
+		// With two apiservers or more, the controllers' containers start
+		// with theirs (a start takes a second or more), gated until an
+		// apiserver is ready. With one, they start once it serves: their
+		// starts then fill the second its bootstrap hooks sleep instead of
+		// slowing its own start (usable 7.21 s against 7.68 s, medians of
+		// 13 alternating boots; with HA they started later for no gain:
+		// 14.8 s against 14.6 s). The controller-manager may then first
+		// see its node NotReady (no pod range yet): with a node monitor
+		// period of 1 s, the taint it sets costs at most that second.
+		ControllersWait: t.APIServers > 1,
 		// A kubelet registers its node NotReady, and turns it Ready once
 		// the controller-manager gave it a pod range.
 		NodesReportNotReady: true}
