@@ -25,12 +25,29 @@ import (
 	"kubelab.dev/kubelab/cluster/lifecycle"
 )
 
+// ScaleSpec is one `kubelab bench scale` measurement.
+type ScaleSpec struct {
+	Nodes, Pods int
+	// Record: the schedulers record their decisions; Audit: the apiservers
+	// write their audit logs.
+	Record, Audit bool
+	// Heartbeat multiplies the simulated nodes' heartbeat timings: their
+	// Lease (a kubelet's 40 s, renewed every quarter of it) and the node
+	// monitor grace period (the controller-manager's 50 s), as kwokctl's
+	// heartbeatFactor does (its default: 5). 1 keeps a kubelet's timings:
+	// 1,000 nodes then renew 100 Leases a second, which costs an idle
+	// cluster a third of a core on this 2-core machine (a fifteenth at 5).
+	Heartbeat int
+}
+
 // ScaleResult is one `kubelab bench scale` run.
 type ScaleResult struct {
 	Nodes, Pods int
 	// Recorded: the schedulers recorded their decisions, plugin by plugin;
 	// Audited: the apiservers wrote their audit logs.
 	Recorded, Audited bool
+	// Heartbeat is the spec's heartbeat factor.
+	Heartbeat int
 	// PodsScheduled: seconds from creating the Deployment until every pod
 	// is bound to a node.
 	PodsScheduled float64
@@ -48,8 +65,9 @@ type ScaleResult struct {
 	// through the engine's view of the cluster (informer caches).
 	ExprMillis float64
 	// NodeDown: seconds from taking worker-1 down (its heartbeats stop)
-	// until the node lifecycle controller marks it NotReady; Grace is
-	// the node monitor grace period of the bench's clusters.
+	// until the node lifecycle controller marks it NotReady, measured at
+	// heartbeat factor 1 only (0 otherwise: it would wait out a grace of
+	// minutes); Grace is the node monitor grace period of the cluster.
 	NodeDown, Grace float64
 	// BootCPU and PodsCPU are the CPU seconds (user and system) each role
 	// of the cluster's processes spent booting (until nodes Ready) and
@@ -58,21 +76,30 @@ type ScaleResult struct {
 	BootCPU, PodsCPU map[cluster.Role]float64
 }
 
-// benchGrace is the node monitor grace period of bench scale's clusters:
-// the controller-manager's default (v1.37). A lab's short grace (8 s)
-// needs leases as short, renewed every 2 s: at 1,000 nodes that is 500
-// renewals a second, a load no real cluster of that size has.
-const benchGrace = 50 * time.Second
+// benchGrace and benchLease are the node monitor grace period and the
+// node Lease duration of bench scale's clusters at heartbeat factor 1:
+// the controller-manager's and the kubelet's defaults (v1.37). A lab's
+// short grace (8 s) needs leases as short, renewed every 2 s: at 1,000
+// nodes that is 500 renewals a second, a load no real cluster of that
+// size has.
+const (
+	benchGrace = 50 * time.Second
+	benchLease = 40 * time.Second
+)
 
-// Scale boots a cluster of nodes simulated nodes, creates a Deployment of
-// pods replicas and measures each phase; record turns the schedulers'
-// decision recording and audit turn the schedulers' decision log and the
-// apiservers' audit logs on or off.
-func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, pods int, record, audit bool, say func(string)) (res ScaleResult, err error) {
-	res.Nodes, res.Pods, res.Recorded, res.Audited = nodes, pods, record, audit
+// Scale boots a cluster of spec.Nodes simulated nodes, creates a
+// Deployment of spec.Pods replicas and measures each phase.
+func Scale(ctx context.Context, newBackend NewBackend, backend string, spec ScaleSpec, say func(string)) (res ScaleResult, err error) {
+	nodes, pods, record, audit := spec.Nodes, spec.Pods, spec.Record, spec.Audit
+	hb := max(1, spec.Heartbeat)
+	res.Nodes, res.Pods, res.Recorded, res.Audited, res.Heartbeat = nodes, pods, record, audit, hb
+	grace := benchGrace * time.Duration(hb)
+	res.Grace = grace.Seconds()
 	// A name per size and mode: see upOnce.
-	topo := cluster.Topology{Name: fmt.Sprintf("bench-scale-%d-%t-%t", nodes, record, audit), Workers: nodes,
-		Scheduler: cluster.SchedulerSpec{Record: &record}, Audit: &audit}
+	topo := cluster.Topology{Name: fmt.Sprintf("bench-scale-%d-%t-%t-%d", nodes, record, audit, hb), Workers: nodes,
+		Scheduler: cluster.SchedulerSpec{Record: &record}, Audit: &audit,
+		Timings: cluster.Timings{NodeMonitorGracePeriod: cluster.Duration{Duration: grace},
+			NodeLeaseDuration: cluster.Duration{Duration: benchLease * time.Duration(hb)}}}
 	b, err := newBackend(backend, topo)
 	if err != nil {
 		return res, err
@@ -125,7 +152,7 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 		return res, fmt.Errorf("create deployment: %w", err)
 	}
 	running, scheduled := map[string]bool{}, map[string]bool{}
-	shown := 0
+	shown, n := 0, 0 // n: pods Running now, counted as events change them
 	lw := cache.NewFilteredListWatchFromClient(cs.CoreV1().RESTClient(), "pods", "default", func(o *metav1.ListOptions) {
 		o.LabelSelector = "app=bench"
 		o.FieldSelector = fields.Everything().String()
@@ -137,17 +164,19 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 		if !ok {
 			return false, nil
 		}
-		running[p.Name] = p.Status.Phase == corev1.PodRunning && ev.Type != watch.Deleted
+		now := p.Status.Phase == corev1.PodRunning && ev.Type != watch.Deleted
+		if now != running[p.Name] {
+			if now {
+				n++
+			} else {
+				n--
+			}
+		}
+		running[p.Name] = now
 		if p.Spec.NodeName != "" && !scheduled[p.Name] {
 			scheduled[p.Name] = true
 			if len(scheduled) == pods {
 				res.PodsScheduled = time.Since(t0).Seconds()
-			}
-		}
-		n := 0
-		for _, r := range running {
-			if r {
-				n++
 			}
 		}
 		if step := max(1, pods/10); n/step != shown/step || n == pods {
@@ -171,20 +200,22 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, nodes, po
 	if err != nil {
 		return res, err
 	}
-	res.Grace = benchGrace.Seconds()
-	res.NodeDown, err = nodeDown(ctx, b, cs, "worker-1")
-	say(fmt.Sprintf("worker-1 NotReady %.2fs after it went down (grace %s)", res.NodeDown, benchGrace))
+	if hb != 1 {
+		return res, nil
+	}
+	res.NodeDown, err = nodeDown(ctx, b, cs, "worker-1", grace)
+	say(fmt.Sprintf("worker-1 NotReady %.2fs after it went down (grace %s)", res.NodeDown, grace))
 	return res, err
 }
 
 // nodeDown takes node down and returns the seconds until its Ready
 // condition is no longer True.
-func nodeDown(ctx context.Context, b cluster.Backend, cs kubernetes.Interface, node string) (float64, error) {
+func nodeDown(ctx context.Context, b cluster.Backend, cs kubernetes.Interface, node string, grace time.Duration) (float64, error) {
 	t0 := time.Now()
 	if err := b.Act(ctx, node, cluster.Kill); err != nil {
 		return 0, fmt.Errorf("take %s down: %w", node, err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, benchGrace+time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, grace+time.Minute, true, func(ctx context.Context) (bool, error) {
 		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -263,10 +294,14 @@ func samplePSS(ctx context.Context, b cluster.Backend) func() float64 {
 // WriteScale prints results as a table.
 func WriteScale(w io.Writer, rs []ScaleResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODES\tPODS\tRECORDED\tAUDITED\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS SCHEDULED s\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB\tall(pods) ms\tNODE DOWN -> NotReady s (grace)")
+	fmt.Fprintln(tw, "NODES\tPODS\tRECORDED\tAUDITED\tHEARTBEAT x\tCONTROL PLANE s\tNODES READY s (after control plane)\tPODS SCHEDULED s\tPODS RUNNING s\tPODS/s\tPEAK PSS MiB\tall(pods) ms\tNODE DOWN -> NotReady s (grace)")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.2f (%.0f)\n", r.Nodes, r.Pods, r.Recorded, r.Audited, r.ControlPlane, r.NodesReady,
-			r.PodsScheduled, r.PodsRunning, r.PodsPerSecond, r.PeakPSS, r.ExprMillis, r.NodeDown, r.Grace)
+		down := fmt.Sprintf("- (%.0f)", r.Grace) // not measured: see ScaleResult.NodeDown
+		if r.NodeDown > 0 {
+			down = fmt.Sprintf("%.2f (%.0f)", r.NodeDown, r.Grace)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%s\n", r.Nodes, r.Pods, r.Recorded, r.Audited, r.Heartbeat, r.ControlPlane, r.NodesReady,
+			r.PodsScheduled, r.PodsRunning, r.PodsPerSecond, r.PeakPSS, r.ExprMillis, down)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -278,7 +313,7 @@ func WriteScale(w io.Writer, rs []ScaleResult) error {
 // while booting, while the pods started, and per pod.
 func writeCPU(w io.Writer, rs []ScaleResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nNODES\tPODS\tRECORDED\tAUDITED\tCOMPONENT\tBOOT CPU s\tPODS CPU s\tCPU ms per pod")
+	fmt.Fprintln(tw, "\nNODES\tPODS\tRECORDED\tAUDITED\tHEARTBEAT x\tCOMPONENT\tBOOT CPU s\tPODS CPU s\tCPU ms per pod")
 	for _, r := range rs {
 		roles := slices.Sorted(maps.Keys(r.BootCPU))
 		for _, role := range roles {
@@ -286,7 +321,7 @@ func writeCPU(w io.Writer, rs []ScaleResult) error {
 			if r.Pods > 0 {
 				perPod = r.PodsCPU[role] * 1000 / float64(r.Pods)
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%s\t%.1f\t%.1f\t%.1f\n", r.Nodes, r.Pods, r.Recorded, r.Audited, role, r.BootCPU[role], r.PodsCPU[role], perPod)
+			fmt.Fprintf(tw, "%d\t%d\t%t\t%t\t%d\t%s\t%.1f\t%.1f\t%.1f\n", r.Nodes, r.Pods, r.Recorded, r.Audited, r.Heartbeat, role, r.BootCPU[role], r.PodsCPU[role], perPod)
 		}
 	}
 	return tw.Flush()

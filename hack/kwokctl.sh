@@ -8,21 +8,28 @@
 # ServiceAccount made), its teardown until every process is gone, and,
 # with --scale, N nodes Ready and M pods of one Deployment Running.
 #
-#   hack/kwokctl.sh [--runs 3] [--scale 1000,10000]
+#   hack/kwokctl.sh [--runs 3] [--scale 1000,10000] [--heartbeat 5]
 #
 # Both run without observation (kwokctl has none): kubelab with
 # --observe=false. Alternating runs, medians; the machine is shared by
-# both, so compare ratios.
+# both, so compare ratios. The scale clusters of both multiply the nodes'
+# heartbeat timings by the same factor: kwokctl's heartbeatFactor (its
+# default, 5: Leases of 200 s) and kubelab's node Lease (a kubelet's 40 s)
+# and grace period (50 s), through a topology file. Heartbeats are most
+# of an idle simulated cluster's cost, so a comparison at different
+# factors compares them and not the clusters.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 runs=3
 scale=""
+heartbeat=5
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
-    *) echo "usage: hack/kwokctl.sh [--runs N] [--scale NODES,PODS]" >&2; exit 2 ;;
+    --heartbeat) heartbeat=$2; shift 2 ;;
+    *) echo "usage: hack/kwokctl.sh [--runs N] [--scale NODES,PODS] [--heartbeat FACTOR]" >&2; exit 2 ;;
   esac
 done
 [ -x bin/kubelab ] || ./hack/build.sh
@@ -113,8 +120,8 @@ m() { printf '%s\n' "$@" | median; }
 
 if [ -n "$scale" ]; then
   nodes=${scale%,*}; pods=${scale#*,}
-  running() { # KUBECONFIG N
-    until [ "$(kc "$1" get pods -l app=scale --no-headers 2>/dev/null | grep -c Running)" -ge "$2" ]; do sleep 1; done
+  running() { # KUBECONFIG N: the Deployment's ready replicas (one GET; listing the pods every second would load both apiservers)
+    until [ "$(kc "$1" get deployment scale -o jsonpath='{.status.readyReplicas}' 2>/dev/null)" = "$2" ]; do sleep 0.5; done
   }
   scale_run() { # KUBECONFIG -> "nodes-ready-s pods-running-s"
     local t0 t1; t0=$(now)
@@ -123,19 +130,21 @@ if [ -n "$scale" ]; then
     running "$1" "$pods"
     echo "$(secs "$t0" "$t1") $(secs "$t1" "$(now)")"
   }
-  "$kwokctl" create cluster --name kws --config "$work/kwok.yaml" --disable-qps-limits > /dev/null 2>&1
+  sed "s/^options:/options:\n  heartbeatFactor: $heartbeat/" "$work/kwok.yaml" > "$work/kwok-scale.yaml"
+  printf 'timings:\n  nodeLeaseDuration: %ds\n  nodeMonitorGracePeriod: %ds\n' $((40 * heartbeat)) $((50 * heartbeat)) > "$work/kubelab-scale.yaml"
+  "$kwokctl" create cluster --name kws --config "$work/kwok-scale.yaml" --disable-qps-limits > /dev/null 2>&1
   "$kwokctl" scale node --name kws --replicas "$nodes" > /dev/null 2>&1 &
   read -r kn kp < <(scale_run "$KWOK_WORKDIR/clusters/kws/kubeconfig.yaml")
   wait
   "$kwokctl" delete cluster --name kws > /dev/null 2>&1
-  "$kubelab" up --home "$home" --name kls --observe=false --workers "$nodes" > /dev/null 2>&1 &
+  "$kubelab" up --home "$home" --name kls --observe=false --workers "$nodes" --config "$work/kubelab-scale.yaml" > /dev/null 2>&1 &
   until [ -f "$home/clusters/kls/admin.kubeconfig" ]; do sleep 0.05; done
   read -r ln lp < <(scale_run "$home/clusters/kls/admin.kubeconfig")
   wait
   "$kubelab" down --home "$home" --name kls > /dev/null 2>&1
   {
     printf 'WHAT\tKWOKCTL s\tKUBELAB s\tRATIO\n'
-    printf '%d nodes Ready\t%.1f\t%.1f\t%.2f\n' "$nodes" "$kn" "$ln" "$(echo "$ln / $kn" | bc -l)"
+    printf '%d nodes Ready (heartbeat x%d)\t%.1f\t%.1f\t%.2f\n' "$nodes" "$heartbeat" "$kn" "$ln" "$(echo "$ln / $kn" | bc -l)"
     printf '%d pods Running\t%.1f\t%.1f\t%.2f\n' "$pods" "$kp" "$lp" "$(echo "$lp / $kp" | bc -l)"
   } | column -t -s $'\t'
 fi

@@ -13,6 +13,10 @@ import (
 // a boot's CPU goes: go tool pprof -top FILE).
 const EnvCPUProfile = "KUBELAB_CPUPROFILE"
 
+// EnvCPUProfileSpan overrides profileSpan with a Go duration ("5m"): to
+// profile a workload after the boot, such as bench scale's pods.
+const EnvCPUProfileSpan = "KUBELAB_CPUPROFILE_SPAN"
+
 const profileSpan = 10 * time.Second
 
 // profileStart starts profiling when EnvCPUProfile is set.
@@ -31,7 +35,11 @@ func profileStart(name string) {
 		f.Close()
 		return
 	}
-	time.AfterFunc(profileSpan, func() {
+	span := profileSpan
+	if d, err := time.ParseDuration(os.Getenv(EnvCPUProfileSpan)); err == nil && d > 0 {
+		span = d
+	}
+	time.AfterFunc(span, func() {
 		pprof.StopCPUProfile()
 		f.Close()
 	})

@@ -71,6 +71,7 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 		record      []bool
 		audit       []bool
 		observe     []bool
+		heartbeat   []int
 	}
 	cmd := &cobra.Command{
 		Use:   "scale",
@@ -79,6 +80,11 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
   (pairs: 100 nodes with 1,000 pods, then 1,000 nodes with 10,000 pods)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, hb := range f.heartbeat {
+				if hb < 1 || hb > 20 {
+					return invalidf("--heartbeat %d: want a factor from 1 to 20", hb)
+				}
+			}
 			if len(f.nodes) != len(f.pods) {
 				return invalidf("--nodes and --pods: want as many values each, got %d and %d", len(f.nodes), len(f.pods))
 			}
@@ -91,12 +97,15 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 				if f.nodes[i] < 1 || f.nodes[i] > cluster.MaxNodes || f.pods[i] < 0 || f.pods[i] > 110*f.nodes[i] {
 					return invalidf("--nodes %d --pods %d: want 1 to %d nodes and at most 110 pods a node", f.nodes[i], f.pods[i], cluster.MaxNodes)
 				}
-				for _, o := range observations(cmd, f.observe, f.audit, f.record) {
-					r, err := bench.Scale(cmd.Context(), nb, backendEmbedded, f.nodes[i], f.pods[i], o.record, o.audit, func(s string) { fmt.Fprintln(g.streams.Err, s) })
-					if err != nil {
-						return err
+				for _, hb := range f.heartbeat {
+					for _, o := range observations(cmd, f.observe, f.audit, f.record) {
+						spec := bench.ScaleSpec{Nodes: f.nodes[i], Pods: f.pods[i], Record: o.record, Audit: o.audit, Heartbeat: hb}
+						r, err := bench.Scale(cmd.Context(), nb, backendEmbedded, spec, func(s string) { fmt.Fprintln(g.streams.Err, s) })
+						if err != nil {
+							return err
+						}
+						rs = append(rs, r)
 					}
-					rs = append(rs, r)
 				}
 			}
 			return bench.WriteScale(g.streams.Out, rs)
@@ -107,6 +116,7 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 	cmd.Flags().BoolSliceVar(&f.observe, "observe", []bool{false}, "observation on (the audit log and the scheduler's recording, as for a lab that reads them), off, or both: --observe=false,true")
 	cmd.Flags().BoolSliceVar(&f.audit, "audit", []bool{false}, "apiservers write their audit logs (true, false, or both: --audit=false,true); with --record, instead of --observe")
 	cmd.Flags().BoolSliceVar(&f.record, "record", []bool{false}, "schedulers record their decisions (true, false, or both: --record=false,true to measure what recording costs); with --audit, instead of --observe")
+	cmd.Flags().IntSliceVar(&f.heartbeat, "heartbeat", []int{5}, "multiply the simulated nodes' heartbeat timings (Lease 40 s, grace 50 s) by this factor, as kwokctl's heartbeatFactor (default 5) does; 1 keeps a kubelet's and also measures a node taken down until NotReady; 1,5 measures both")
 	return cmd
 }
 
