@@ -123,28 +123,39 @@ if [ -n "$scale" ]; then
   running() { # KUBECONFIG N: the Deployment's ready replicas (one GET; listing the pods every second would load both apiservers)
     until [ "$(kc "$1" get deployment scale -o jsonpath='{.status.readyReplicas}' 2>/dev/null)" = "$2" ]; do sleep 0.5; done
   }
-  scale_run() { # KUBECONFIG -> "nodes-ready-s pods-running-s"
-    local t0 t1; t0=$(now)
-    usable "$1" "$nodes"; t1=$(now)
+  # cpu: CPU seconds (user and system) the cluster's components have
+  # spent so far; both clusters run the same component processes.
+  cpu() {
+    local t=0 p f
+    for p in $(pgrep -f "kubelab-control-plane component "); do
+      read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+      t=$((t + f[11] + f[12]))
+    done
+    echo "$t / $(getconf CLK_TCK)" | bc -l
+  }
+  scale_run() { # KUBECONFIG -> "nodes-ready-s pods-running-s cpu-ms-per-pod"
+    local t0 t1 c0; t0=$(now)
+    usable "$1" "$nodes"; t1=$(now); c0=$(cpu)
     kc "$1" create deployment scale --image=kubelab/http:dev --replicas="$pods" > /dev/null
     running "$1" "$pods"
-    echo "$(secs "$t0" "$t1") $(secs "$t1" "$(now)")"
+    echo "$(secs "$t0" "$t1") $(secs "$t1" "$(now)") $(echo "($(cpu) - $c0) * 1000 / $pods" | bc -l)"
   }
   sed "s/^options:/options:\n  heartbeatFactor: $heartbeat/" "$work/kwok.yaml" > "$work/kwok-scale.yaml"
   printf 'timings:\n  nodeLeaseDuration: %ds\n  nodeMonitorGracePeriod: %ds\n' $((40 * heartbeat)) $((50 * heartbeat)) > "$work/kubelab-scale.yaml"
   "$kwokctl" create cluster --name kws --config "$work/kwok-scale.yaml" --disable-qps-limits > /dev/null 2>&1
   "$kwokctl" scale node --name kws --replicas "$nodes" > /dev/null 2>&1 &
-  read -r kn kp < <(scale_run "$KWOK_WORKDIR/clusters/kws/kubeconfig.yaml")
+  read -r kn kp kc_ < <(scale_run "$KWOK_WORKDIR/clusters/kws/kubeconfig.yaml")
   wait
   "$kwokctl" delete cluster --name kws > /dev/null 2>&1
   "$kubelab" up --home "$home" --name kls --observe=false --workers "$nodes" --config "$work/kubelab-scale.yaml" > /dev/null 2>&1 &
   until [ -f "$home/clusters/kls/admin.kubeconfig" ]; do sleep 0.05; done
-  read -r ln lp < <(scale_run "$home/clusters/kls/admin.kubeconfig")
+  read -r ln lp lc < <(scale_run "$home/clusters/kls/admin.kubeconfig")
   wait
   "$kubelab" down --home "$home" --name kls > /dev/null 2>&1
   {
     printf 'WHAT\tKWOKCTL s\tKUBELAB s\tRATIO\n'
     printf '%d nodes Ready (heartbeat x%d)\t%.1f\t%.1f\t%.2f\n' "$nodes" "$heartbeat" "$kn" "$ln" "$(echo "$ln / $kn" | bc -l)"
     printf '%d pods Running\t%.1f\t%.1f\t%.2f\n' "$pods" "$kp" "$lp" "$(echo "$lp / $kp" | bc -l)"
+    printf 'cluster CPU per pod while they start, in ms\t%.1f\t%.1f\t%.2f\n' "$kc_" "$lc" "$(echo "$lc / $kc_" | bc -l)"
   } | column -t -s $'\t'
 fi
