@@ -35,8 +35,8 @@ type ScaleSpec struct {
 	// Lease (a kubelet's 40 s, renewed every quarter of it) and the node
 	// monitor grace period (the controller-manager's 50 s), as kwokctl's
 	// heartbeatFactor does (its default: 5). 1 keeps a kubelet's timings:
-	// 1,000 nodes then renew 100 Leases a second, which costs an idle
-	// cluster a third of a core on this 2-core machine (a fifteenth at 5).
+	// 1,000 nodes then renew 100 Leases a second: an idle cluster spent
+	// 0.38-0.66 CPU-s a second here, against 0.16 at 5.
 	Heartbeat int
 }
 
@@ -164,15 +164,15 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, spec Scal
 		if !ok {
 			return false, nil
 		}
-		now := p.Status.Phase == corev1.PodRunning && ev.Type != watch.Deleted
-		if now != running[p.Name] {
-			if now {
+		runs := p.Status.Phase == corev1.PodRunning && ev.Type != watch.Deleted
+		if runs != running[p.Name] {
+			if runs {
 				n++
 			} else {
 				n--
 			}
 		}
-		running[p.Name] = now
+		running[p.Name] = runs
 		if p.Spec.NodeName != "" && !scheduled[p.Name] {
 			scheduled[p.Name] = true
 			if len(scheduled) == pods {
