@@ -13,11 +13,13 @@
 //     control plane, see cluster/seed) into every etcd member, unless the
 //     cluster boots fresh;
 //  3. etcd and the apiservers start at once (an apiserver retries etcd
-//     until it answers), then their load balancer; where starting a
-//     component takes long (containers), the controller-managers and
-//     schedulers start then too, each waiting for an apiserver's /readyz
-//     itself, and so do the nodes (EarlyNodes), unless this boot takes the
-//     seed (nothing but the apiservers may write before it is taken);
+//     until it answers; on a seeded boot of processes only the first,
+//     the others join once it serves, see joinLater), then their load
+//     balancer; where starting a component takes long (containers), the
+//     controller-managers and schedulers start then too, each waiting for
+//     an apiserver's /readyz itself, and so do the nodes (EarlyNodes),
+//     unless this boot takes the seed (nothing but the apiservers may
+//     write before it is taken);
 //  4. once an apiserver is ready (on a fresh boot: every apiserver, since
 //     the controller-manager exits if RBAC's bootstrap roles are not
 //     served yet) and the balancer serves, a fresh single-apiserver boot
