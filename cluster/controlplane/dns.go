@@ -175,10 +175,11 @@ func DNSServed(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
 	return ips, nil
 }
 
-// WaitDNS waits until the DNS addon serves (DNSServed).
+// WaitDNS waits until the DNS addon serves (DNSServed), asking every
+// 50 ms: call it once a node can take the DNS Pod.
 func WaitDNS(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) error {
 	var last error
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		_, last = DNSServed(ctx, cs)
 		return last == nil, nil
 	})

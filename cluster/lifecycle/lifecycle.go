@@ -378,33 +378,37 @@ func (b *boot) run(ctx context.Context) (err error) {
 	go func() { failed <- b.watchFailures(wctx) }()
 	g, gctx = errgroup.WithContext(wctx)
 	g.Go(func() error { return b.waitAll(gctx, readyz, b.plan.APIServers) })
+	// The nodes, then what cannot come before them. The controller-manager
+	// untaints the nodes and makes the default ServiceAccount (without
+	// which no Pod can be created) in the same moments, and cluster DNS
+	// serves only once a node took its Pod: asked from here, the first
+	// answers come within a short poll, where a poll running since the
+	// apiservers served had backed off to 200 ms.
+	say("cluster", "waiting for the controller-manager to create the default ServiceAccount")
+	say("coredns", "waiting for cluster DNS (the coredns Deployment)")
 	g.Go(func() error {
 		if err := b.waitNodes(gctx); err != nil {
 			return err
 		}
 		if nu, ok := b.p.(NodesUsable); ok {
-			return nu.NodesUsable(gctx)
+			if err := nu.NodesUsable(gctx); err != nil {
+				return err
+			}
 		}
-		return nil
-	})
-	g.Go(func() error {
-		// Pods cannot be created before the controller-manager has made
-		// the default ServiceAccount: the cluster is not usable until then.
-		say("cluster", "waiting for the controller-manager to create the default ServiceAccount")
-		return b.poll(gctx, "the default ServiceAccount", func(ctx context.Context) error {
+		err := b.poll(gctx, "the default ServiceAccount", func(ctx context.Context) error {
 			_, err := b.cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 			return err
 		})
+		if err != nil {
+			return err
+		}
+		return controlplane.WaitDNS(gctx, b.cs, b.opts.Timeout)
 	})
 	g.Go(func() error {
 		// In-cluster clients reach the apiservers through the kubernetes
 		// Service, which an apiserver's bootstrap controller creates
 		// shortly after it serves (a seeded apiserver may not have yet).
 		return b.poll(gctx, "the kubernetes Service", b.kubernetesService)
-	})
-	g.Go(func() error {
-		say("coredns", "waiting for cluster DNS (the coredns Deployment)")
-		return controlplane.WaitDNS(gctx, b.cs, b.opts.Timeout)
 	})
 	werr := g.Wait()
 	cancel()
@@ -452,7 +456,7 @@ func (b *boot) joinLater() (first, joining []string) {
 // find their objects. Started ungated, the controller-manager's first
 // poll fell in that second and it slept a whole one more (seen in its
 // log: caches synced, then nothing for 0.97 s); gated, its process waits
-// for /healthz itself (every 100 ms), its start overlapping the hooks'
+// for /healthz itself (every 20 ms), its start overlapping the hooks'
 // second. A fresh boot gets here after every /readyz, which includes
 // those hooks; the docker backend gates its controllers itself
 // (Plan.ControllersWait).

@@ -31,7 +31,7 @@ func waitForAPIServer(ctx context.Context, kubeconfig string) error {
 		path = p
 	}
 	said := false
-	return wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path, nil)
 		if err != nil {
 			return false, err
