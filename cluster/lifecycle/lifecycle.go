@@ -434,7 +434,8 @@ func (b *boot) run(ctx context.Context) (err error) {
 // control-plane nodes to the first. A seeded boot of processes (no
 // container to start first) staggers them: started at once, two
 // apiservers shared the cores through their ~1 s of start-up CPU and the
-// first served after 2.0 s instead of 1.1 s; the controller-manager, which
+// first served 2.0 s after it started instead of 1.25 s; the
+// controller-manager, which
 // waits for the first one's /healthz (its bootstrap hooks' fixed second
 // after it serves), started that much later. The joining apiservers start
 // beside the controllers, and the cluster is usable once they are ready

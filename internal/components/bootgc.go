@@ -16,8 +16,9 @@ import (
 // controllers, 3 nodes) was usable 15% sooner.
 //
 // So for its first bootGCWindow a component collects only when its heap
-// reaches bootGCLimit (a boot stays far below it: the heap of a minimal
-// cluster's apiserver grows by ~150 MiB), then goes back to GOGC=100 and
+// reaches bootGCLimit (a small cluster's boot stays far below it: the heap
+// of a minimal cluster's apiserver grows by ~150 MiB; at 4,000 nodes the
+// apiserver reaches it and collects there), then goes back to GOGC=100 and
 // returns the garbage of its start to the system in one collection. Only
 // the runtime's collector is tuned: the code that runs is upstream's. A
 // GOGC or GOMEMLIMIT in the environment is the user's choice and left
