@@ -23,7 +23,7 @@ func TestDecisionItemizes(t *testing.T) {
 		raw = append(raw, fwk.NodeScore{Name: n, Score: int64(1000 * i)})
 		norm = append(norm, fwk.NodeScore{Name: n, Score: int64(i)})
 	}
-	c.scored("NodeResourcesFit", raw, norm)
+	c.scored("NodeResourcesFit", c.inOrder(raw), c.inOrder(norm))
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
 	args := recorderArgs{Weights: map[string]int64{"NodeResourcesFit": 2}}
 	d := c.decision(args, pod, "worker-03") // not among the best: a tie broken elsewhere
@@ -42,8 +42,31 @@ func TestDecisionItemizes(t *testing.T) {
 	}
 
 	small := newCycle()
-	small.scored("NodeResourcesFit", raw[:3], norm[:3])
+	small.scored("NodeResourcesFit", small.inOrder(raw[:3]), small.inOrder(norm[:3]))
 	if d := small.decision(args, pod, "worker-02"); len(d.Scores) != 3 || d.Unitemized != 0 || d.Result != "Scheduled" {
 		t.Errorf("a decision within the limit lost detail: %+v", d)
+	}
+}
+
+// TestDecisionAlignsScoreLists: scores are kept by the position of the
+// first list's nodes; a plugin whose list comes in another order, or
+// lacks a node, still adds each score to its own node.
+func TestDecisionAlignsScoreLists(t *testing.T) {
+	c := newCycle()
+	first := fwk.NodeScoreList{{Name: "a", Score: 1}, {Name: "b", Score: 2}, {Name: "c", Score: 3}}
+	c.scored("First", c.inOrder(first), c.inOrder(first))
+	other := fwk.NodeScoreList{{Name: "c", Score: 30}, {Name: "a", Score: 10}}
+	c.scored("Other", c.inOrder(other), c.inOrder(other))
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
+	d := c.decision(recorderArgs{Weights: map[string]int64{"First": 1, "Other": 2}}, pod, "c")
+	want := map[string]int64{"a": 21, "b": 2, "c": 63}
+	if fmt.Sprint(d.Total) != fmt.Sprint(want) {
+		t.Errorf("totals %v, want %v", d.Total, want)
+	}
+	if d.Raw["c"]["Other"] != 30 || d.Raw["b"]["Other"] != 0 || d.Scores["a"]["First"] != 1 {
+		t.Errorf("raw %v, scores %v: a score went to another node", d.Raw, d.Scores)
+	}
+	if fmt.Sprint(d.Feasible) != "[a b c]" || d.Result != "Scheduled" {
+		t.Errorf("feasible %v, result %s", d.Feasible, d.Result)
 	}
 }
