@@ -126,6 +126,9 @@ func (w *wrapper) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 		return nil
 	}
 	st := w.filter.Filter(ctx, state, pod, ni)
+	if st.IsSuccess() {
+		return st // only rejections are recorded: no lookup of the record per node that fits
+	}
 	if c := cycleOf(state); c != nil && ctx.Err() == nil {
 		c.filtered(ni.Node().Name, w.name, st)
 	}
