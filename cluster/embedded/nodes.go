@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	kwokconsts "sigs.k8s.io/kwok/pkg/consts"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
@@ -88,9 +89,8 @@ func registerNode(ctx context.Context, cs kubernetes.Interface, i int, n cluster
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels, Annotations: map[string]string{
 			"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": strconv.Itoa(ttl),
 		}},
-		Spec: corev1.NodeSpec{PodCIDR: nodePodCIDR(i), PodCIDRs: []string{nodePodCIDR(i)}},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity,
-			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: nodeIP(i)}, {Type: corev1.NodeHostName, Address: n.Name}}},
+		Spec:   corev1.NodeSpec{PodCIDR: nodePodCIDR(i), PodCIDRs: []string{nodePodCIDR(i)}},
+		Status: registeredStatus(metav1.Now(), capacity, nodeIP(i), n.Name),
 	}
 	for _, t := range n.Taints {
 		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
@@ -134,4 +134,37 @@ func (b *Backend) actOnNode(ctx context.Context, p *procSpec, a cluster.Action) 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.opts.Home.save(b.name, b.st)
+}
+
+// registeredStatus is the status a node registers with, as a kubelet's
+// first create carries its own (conditions, addresses, capacity, node
+// info): the status kwok's node-initialize stage (kwok-stages.yaml) would
+// write a moment later, so that stage has nothing to do. Registering
+// without it cost every node one more status patch by kwok before the
+// node lifecycle controller could lift the not-ready taint: 1,000 patches
+// at 1,000 nodes while the apiserver is busiest. kwok heartbeats these
+// nodes and holds their Leases as before; a node it does not take over
+// goes Unknown after the grace period, as one whose kubelet died would.
+func registeredStatus(now metav1.Time, capacity corev1.ResourceList, ip, hostname string) corev1.NodeStatus {
+	conditions := []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"},
+		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
+		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
+		{Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientPID", Message: "kubelet has sufficient PID available"},
+		{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionFalse, Reason: "RouteCreated", Message: "RouteController created a route"},
+	}
+	for i := range conditions {
+		conditions[i].LastHeartbeatTime, conditions[i].LastTransitionTime = now, now
+	}
+	version := "kwok-" + kwokconsts.Version
+	return corev1.NodeStatus{
+		Capacity: capacity, Allocatable: capacity,
+		Conditions: conditions,
+		Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: hostname}},
+		NodeInfo: corev1.NodeSystemInfo{
+			Architecture: "amd64", OperatingSystem: "linux",
+			ContainerRuntimeVersion: version, KernelVersion: version, KubeProxyVersion: version, KubeletVersion: version,
+		},
+		Phase: corev1.NodeRunning,
+	}
 }

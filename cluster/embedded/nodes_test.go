@@ -2,8 +2,16 @@ package embedded
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
+	kwokconfig "sigs.k8s.io/kwok/pkg/config"
+	"sigs.k8s.io/kwok/pkg/utils/lifecycle"
 
 	"kubelab.dev/kubelab/cluster"
 )
@@ -26,5 +34,46 @@ func TestNodeTTL(t *testing.T) {
 		if got := nodeTTL(n); got != want {
 			t.Errorf("nodeTTL(%d) = %d, want %d", n, got, want)
 		}
+	}
+}
+
+// TestRegisteredNodesNeedNoInitialPatch: a node registers with the status
+// kwok's node-initialize stage would write, so kwok's own stages (those
+// the cluster runs, kwok-stages.yaml) find nothing to initialize and only
+// heartbeat it.
+func TestRegisteredNodesNeedNoInitialPatch(t *testing.T) {
+	objs, err := kwokconfig.Load(t.Context(), "kwok-stages.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodeStages []*internalversion.Stage
+	for _, s := range kwokconfig.FilterWithType[*internalversion.Stage](objs) {
+		if s.Spec.ResourceRef.Kind == "Node" {
+			nodeStages = append(nodeStages, s)
+		}
+	}
+	lc, err := lifecycle.NewLifecycle(nodeStages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(st corev1.NodeStatus) []string {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1"}, Status: st}
+		stages, err := lc.ListAllPossible(t.Context(), &lifecycle.Event{Data: node})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range stages {
+			names = append(names, s.Name())
+		}
+		return names
+	}
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
+	if got := status(registeredStatus(metav1.Now(), capacity, "10.89.0.10", "worker-1")); !slices.Equal(got, []string{"node-heartbeat-with-lease"}) {
+		t.Errorf("kwok stages for a registered node: %v, want only its heartbeat", got)
+	}
+	// The test tells: a node without that status is one kwok initializes.
+	if got := status(corev1.NodeStatus{Capacity: capacity}); !slices.Equal(got, []string{"node-initialize"}) {
+		t.Errorf("kwok stages for a node without status: %v, want node-initialize", got)
 	}
 }
