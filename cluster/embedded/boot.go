@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"kubelab.dev/kubelab/cluster"
@@ -175,6 +179,43 @@ func (b *Backend) StartNodes(ctx context.Context, cs kubernetes.Interface) error
 	}
 	return b.Start(ctx, string(roleKwok))
 }
+
+// NodesUsable implements lifecycle.NodesUsable: a node is Ready from its
+// registration (see registeredStatus), so its simulation has begun only
+// once kwok holds its Lease, as a kubelet renews its own; a pod on a node
+// kwok has not taken yet would wait for it. kwok takes them while the
+// controller-manager lifts the nodes' taints, so this usually finds them
+// all at the first look.
+func (b *Backend) NodesUsable(ctx context.Context) error {
+	cs, err := b.adminClient()
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, n := range b.st.Topology.Nodes {
+		want[n.Name] = true
+	}
+	held := 0
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		l, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil // the boot's own deadline ends a wait that never succeeds
+		}
+		held = 0
+		for _, ls := range l.Items {
+			if want[ls.Name] && ls.Spec.HolderIdentity != nil && *ls.Spec.HolderIdentity != "" {
+				held++
+			}
+		}
+		return held == len(want), nil
+	})
+	if err != nil {
+		return fmt.Errorf("kwok holds the Leases of %d of %d nodes: %w", held, len(want), err)
+	}
+	return nil
+}
+
+var _ lifecycle.NodesUsable = (*Backend)(nil)
 
 // Ready implements lifecycle.Placement: the cluster is marked ready, and
 // handed over to the user unless it is ephemeral.

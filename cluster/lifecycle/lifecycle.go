@@ -392,7 +392,10 @@ func (b *boot) run(ctx context.Context) (err error) {
 			return err
 		}
 		if nu, ok := b.p.(NodesUsable); ok {
-			if err := nu.NodesUsable(gctx); err != nil {
+			nctx, cancel := context.WithTimeout(gctx, b.opts.Timeout)
+			err := nu.NodesUsable(nctx)
+			cancel()
+			if err != nil {
 				return err
 			}
 		}
