@@ -138,10 +138,11 @@ type GatedStarter interface {
 	StartGated(ctx context.Context, path string, names ...string) error
 }
 
-// NodesUsable is a Placement with work to do as soon as every node is
-// usable, while the boot still waits for the rest (cluster DNS, the
-// default ServiceAccount): the docker backend routes the pod ranges
-// between its nodes then, not after the last wait.
+// NodesUsable is a Placement with work to do, or a check of its own to
+// make, as soon as every node is usable, while the boot still waits for
+// the rest (cluster DNS, the default ServiceAccount): the docker backend
+// routes the pod ranges between its nodes then, not after the last wait;
+// the embedded backend waits until kwok holds every node's Lease.
 type NodesUsable interface {
 	NodesUsable(ctx context.Context) error
 }
