@@ -70,3 +70,17 @@ func TestDecisionAlignsScoreLists(t *testing.T) {
 		t.Errorf("feasible %v, result %s", d.Feasible, d.Result)
 	}
 }
+
+// TestDecisionWithoutScores: with one feasible node the scheduler binds it
+// without scoring; the decision says it was the feasible one, with no
+// totals.
+func TestDecisionWithoutScores(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
+	d := newCycle().decision(recorderArgs{}, pod, "worker-1")
+	if fmt.Sprint(d.Feasible) != "[worker-1]" || len(d.Total) != 0 || d.Scores != nil || d.Result != "Scheduled" {
+		t.Errorf("bound without scores: %+v", d)
+	}
+	if d := newCycle().decision(recorderArgs{}, pod, ""); d.Feasible != nil || d.Result != "Unschedulable" {
+		t.Errorf("unschedulable without scores: %+v", d)
+	}
+}

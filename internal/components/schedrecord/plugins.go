@@ -356,6 +356,13 @@ func (c *cycle) decision(args recorderArgs, pod *v1.Pod, node string) observe.De
 	if node != "" {
 		d.Result = "Scheduled"
 	}
+	if len(c.norm) == 0 {
+		if node != "" {
+			// One feasible node: the scheduler binds it without scoring.
+			d.Feasible = []string{node}
+		}
+		return d
+	}
 	total := make([]int64, len(c.nodes))
 	for p, list := range c.norm {
 		w := args.Weights[p]
@@ -363,22 +370,14 @@ func (c *cycle) decision(args recorderArgs, pod *v1.Pod, node string) observe.De
 			total[i] += score * w
 		}
 	}
-	if len(c.norm) > 0 {
-		d.Total = make(map[string]int64, len(c.nodes))
-		for i, n := range c.nodes {
-			d.Total[n] = total[i]
-		}
-		d.Feasible = slices.Clone(c.nodes)
-		sort.Strings(d.Feasible)
-	} else if node != "" {
-		// One feasible node: the scheduler binds it without scoring.
-		d.Feasible = []string{node}
+	for i, n := range c.nodes {
+		d.Total[n] = total[i]
 	}
-	if len(c.norm) > 0 {
-		keep := itemized(c.nodes, total, node, observe.DetailedNodes)
-		d.Raw, d.Scores = byNode(c.nodes, c.raw, keep), byNode(c.nodes, c.norm, keep)
-		d.Unitemized = len(d.Total) - len(d.Scores)
-	}
+	d.Feasible = slices.Clone(c.nodes)
+	sort.Strings(d.Feasible)
+	keep := itemized(c.nodes, total, node, observe.DetailedNodes)
+	d.Raw, d.Scores = byNode(c.nodes, c.raw, keep), byNode(c.nodes, c.norm, keep)
+	d.Unitemized = len(d.Total) - len(d.Scores)
 	return d
 }
 
