@@ -160,17 +160,27 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable
 
 // PSS sums the proportional set size (shared pages counted once) of every
 // process of a cluster: each component's process and its descendants (a
+// RoleSelf is the row of CPUByRole for the kubelab process that measures:
+// it registers the embedded backend's nodes and watches them and the
+// workload, so its CPU competes with the cluster's on the same cores.
+const RoleSelf cluster.Role = "kubelab (this process)"
+
 // CPUByRole is the CPU seconds (user and system) the cluster's processes
 // have spent so far, summed by role (a process several components share,
-// such as the kwok of every node, counts once, under its first role).
-// Components without a process of their own here (containers) are not
-// counted.
+// such as the kwok of every node, counts once, under its first role),
+// and under RoleSelf this process's own. Components without a process of
+// their own here (containers) are not counted.
 func CPUByRole(ctx context.Context, b cluster.Backend) (map[cluster.Role]float64, error) {
 	comps, err := b.Components(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := map[cluster.Role]float64{}
+	if p, err := procfs.Self(); err == nil {
+		if st, err := p.Stat(); err == nil {
+			out[RoleSelf] = st.CPUTime()
+		}
+	}
 	seen := map[int]bool{}
 	for _, c := range comps {
 		if c.PID <= 0 || seen[c.PID] {

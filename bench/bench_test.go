@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/clustertest"
@@ -37,5 +38,28 @@ func TestUpTakesTheCasesInTurn(t *testing.T) {
 		if r.Case.Name != cases[i].Name || r.Case.Seeded() != cases[i].Seeded() || r.Runs != 2 {
 			t.Errorf("row %d: %s seeded %t, %d runs; want %s seeded %t, 2 runs", i, r.Case.Name, r.Case.Seeded(), r.Runs, cases[i].Name, cases[i].Seeded())
 		}
+	}
+}
+
+func TestCPUByRoleCountsThisProcess(t *testing.T) {
+	ctx := context.Background()
+	b := clustertest.New(cluster.Topology{}, nil, clustertest.Faults{})
+	if err := b.Up(ctx, func(cluster.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	// Spend some CPU, so that this process's row cannot read 0.
+	for x, start := 0, time.Now(); time.Since(start) < 50*time.Millisecond; x++ {
+		_ = x * x
+	}
+	cpu, err := CPUByRole(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu[RoleSelf] <= 0 {
+		t.Errorf("%s: %.2f CPU-s, want this process's", RoleSelf, cpu[RoleSelf])
+	}
+	// The fake's components have no process: only this one is counted.
+	if len(cpu) != 1 {
+		t.Errorf("roles %v, want %s alone", cpu, RoleSelf)
 	}
 }
