@@ -57,9 +57,9 @@ type ScaleResult struct {
 	// PodsRunning: seconds from creating the Deployment until every pod is
 	// Running; PodsPerSecond is Pods / PodsRunning.
 	PodsRunning, PodsPerSecond float64
-	// PeakPSS: the most MiB the cluster's processes held: sampled once
-	// when the boot ends, then each second from the workload on (see
-	// pssSampler).
+	// PeakPSS: the most MiB the cluster's processes held: sampled each
+	// 5 s of the boot and when it ends, then each second of the workload
+	// (see pssSampler).
 	PeakPSS float64
 	// ExprMillis: the median time, in ms, of evaluating
 	// all(pods("app=bench"), .phase == "Running") once every pod runs,
@@ -114,6 +114,7 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, spec Scal
 	}()
 	pss := &pssSampler{b: b}
 	defer func() { res.PeakPSS = pss.stop() }()
+	pss.start(ctx, 5*time.Second)
 	start := time.Now()
 	var cp time.Duration
 	err = b.Up(ctx, func(e cluster.Event) {
@@ -133,7 +134,7 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, spec Scal
 	res.ControlPlane = cp.Seconds()
 	res.BootCPU, _ = CPUByRole(ctx, b) // a measure, not a reason to fail the bench
 	pss.sample(ctx)
-	pss.start(ctx)
+	pss.start(ctx, time.Second)
 	say(fmt.Sprintf("cluster usable in %.2fs; creating %d pods", time.Since(start).Seconds(), pods))
 	c := cluster.New(b, nil)
 	defer c.Close()
@@ -264,10 +265,10 @@ func exprMillis(ctx context.Context, c *cluster.Cluster, src string, n int) (flo
 // pssSampler keeps the most memory the cluster's processes held. Reading
 // every process's smaps_rollup walks its page tables: at 1,000 nodes a
 // sample costs ~50 ms of CPU, which a per-second sampler took from the
-// boot it measured (0.35 CPU-s of its ~15). A component's boot only
-// grows its heap (collection is off then: see internal/components'
-// bootGC), so one sample when the boot ends holds its peak; the workload
-// is sampled each second from start on.
+// boot it measured (0.35 CPU-s of its ~15). A component's heap grows
+// while it boots (collection is off for its first 10 s: see
+// internal/components' bootGC), so the boot is sampled each 5 s and once
+// when it ends; the workload each second.
 type pssSampler struct {
 	b      cluster.Backend
 	mu     sync.Mutex
@@ -287,13 +288,14 @@ func (s *pssSampler) sample(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-// start samples each second until stop.
-func (s *pssSampler) start(ctx context.Context) {
+// start samples every period until stop or the next start.
+func (s *pssSampler) start(ctx context.Context, every time.Duration) {
+	s.halt()
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(time.Second)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -306,12 +308,18 @@ func (s *pssSampler) start(ctx context.Context) {
 	}()
 }
 
-// stop ends the sampling and returns the peak, in MiB.
-func (s *pssSampler) stop() float64 {
+// halt ends the sampling loop, if one runs.
+func (s *pssSampler) halt() {
 	if s.cancel != nil {
 		s.cancel()
 		<-s.done
+		s.cancel = nil
 	}
+}
+
+// stop ends the sampling and returns the peak, in MiB.
+func (s *pssSampler) stop() float64 {
+	s.halt()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.peak

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/clustertest"
 )
 
 func TestScaleMultipliesTheNodesHeartbeat(t *testing.T) {
@@ -61,5 +62,24 @@ func TestWriteScaleSaysWhatItDidNotMeasure(t *testing.T) {
 	}
 	if !strings.HasSuffix(strings.TrimSpace(lines[2]), "- (250)") {
 		t.Errorf("factor 5 row %q: want no node down measure, and the grace", lines[2])
+	}
+}
+
+func TestPSSSamplerRestartsAndStops(t *testing.T) {
+	ctx := context.Background()
+	b := clustertest.New(cluster.Topology{}, nil, clustertest.Faults{})
+	s := &pssSampler{b: b}
+	s.start(ctx, time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	s.start(ctx, time.Millisecond) // ends the first loop
+	time.Sleep(5 * time.Millisecond)
+	s.sample(ctx)
+	// The fake's components have no process, so nothing is held; what
+	// is checked is that both loops end.
+	if p := s.stop(); p != 0 {
+		t.Errorf("peak %.1f MiB of no process", p)
+	}
+	if p := s.stop(); p != 0 {
+		t.Errorf("second stop: %.1f", p)
 	}
 }
