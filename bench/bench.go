@@ -165,6 +165,19 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable
 // workload, so its CPU competes with the cluster's on the same cores.
 const RoleSelf cluster.Role = "kubelab (this process)"
 
+// selfCPU is the CPU seconds (user and system) this process has spent.
+func selfCPU() float64 {
+	p, err := procfs.Self()
+	if err != nil {
+		return 0
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.CPUTime()
+}
+
 // CPUByRole is the CPU seconds (user and system) the cluster's processes
 // have spent so far, summed by role (a process several components share,
 // such as the kwok of every node, counts once, under its first role),
@@ -175,12 +188,7 @@ func CPUByRole(ctx context.Context, b cluster.Backend) (map[cluster.Role]float64
 	if err != nil {
 		return nil, err
 	}
-	out := map[cluster.Role]float64{}
-	if p, err := procfs.Self(); err == nil {
-		if st, err := p.Stat(); err == nil {
-			out[RoleSelf] = st.CPUTime()
-		}
-	}
+	out := map[cluster.Role]float64{RoleSelf: selfCPU()}
 	seen := map[int]bool{}
 	for _, c := range comps {
 		if c.PID <= 0 || seen[c.PID] {
