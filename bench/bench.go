@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/procfs"
 
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/lifecycle"
 )
 
 // NewBackend makes an ephemeral cluster of a backend.
@@ -81,6 +84,68 @@ type UpRow struct {
 	Down Stats
 	// PSS: MiB of every process of the cluster once up.
 	PSS Stats
+	// Phases: the median of each phase over the runs.
+	Phases Phases
+}
+
+// Phases are the seconds from Up to each phase of a boot, read from its
+// progress events: where the time to usable goes. A phase that did not
+// happen (a backend that does not report it) is 0.
+type Phases struct {
+	// EtcdLeader: the last etcd member reports a leader.
+	EtcdLeader float64
+	// Serving: an apiserver serves; the controllers, nodes and DNS start.
+	Serving float64
+	// APIServers: the last apiserver is ready.
+	APIServers float64
+	// NodesReady: every node Ready, with its not-ready taint lifted.
+	NodesReady float64
+	// ServiceAccount: the controller-manager made the default
+	// ServiceAccount.
+	ServiceAccount float64
+	// DNS: cluster DNS answers.
+	DNS float64
+}
+
+// observe records e's phase, if it ends one.
+func (p *Phases) observe(e cluster.Event) {
+	at := e.Elapsed.Seconds()
+	switch {
+	case e.Message == lifecycle.EventServing:
+		p.Serving = at
+	case e.Message == lifecycle.EventServiceAccount:
+		p.ServiceAccount = at
+	case e.Message == lifecycle.EventDNS:
+		p.DNS = at
+	case e.Message == "ready" && strings.HasPrefix(e.Component, "etcd-"):
+		p.EtcdLeader = max(p.EtcdLeader, at)
+	case e.Message == "ready" && strings.HasPrefix(e.Component, "kube-apiserver-"):
+		p.APIServers = max(p.APIServers, at)
+	case e.Component == "nodes":
+		var n, of int
+		if _, err := fmt.Sscanf(e.Message, "nodes Ready %d/%d", &n, &of); err == nil && n == of {
+			p.NodesReady = at
+		}
+	}
+}
+
+// medianPhases is the median of each phase of ps.
+func medianPhases(ps []Phases) Phases {
+	med := func(f func(Phases) float64) float64 {
+		xs := make([]float64, len(ps))
+		for i, p := range ps {
+			xs[i] = f(p)
+		}
+		return stats(xs).Median
+	}
+	return Phases{
+		EtcdLeader:     med(func(p Phases) float64 { return p.EtcdLeader }),
+		Serving:        med(func(p Phases) float64 { return p.Serving }),
+		APIServers:     med(func(p Phases) float64 { return p.APIServers }),
+		NodesReady:     med(func(p Phases) float64 { return p.NodesReady }),
+		ServiceAccount: med(func(p Phases) float64 { return p.ServiceAccount }),
+		DNS:            med(func(p Phases) float64 { return p.DNS }),
+	}
 }
 
 // Up boots each case runs times and measures it. The cases take turns
@@ -89,36 +154,47 @@ type UpRow struct {
 // fell on whole cases (a docker seeded run at 15.2 s among 8.0-8.4). On
 // an error, the rows hold the runs that ended.
 func Up(ctx context.Context, newBackend NewBackend, cases []Case, runs int, say func(string)) ([]UpRow, error) {
-	type samples struct{ usable, down, pss []float64 }
+	type samples struct {
+		usable, down, pss []float64
+		phases            []Phases
+	}
 	got := make([]samples, len(cases))
 	rows := func() []UpRow {
 		out := make([]UpRow, 0, len(cases))
 		for i, c := range cases {
 			if s := got[i]; len(s.usable) > 0 {
-				out = append(out, UpRow{Case: c, Runs: len(s.usable), Usable: stats(s.usable), Down: stats(s.down), PSS: stats(s.pss)})
+				out = append(out, UpRow{Case: c, Runs: len(s.usable), Usable: stats(s.usable), Down: stats(s.down), PSS: stats(s.pss),
+					Phases: medianPhases(s.phases)})
 			}
 		}
 		return out
 	}
 	for run := 1; run <= runs; run++ {
 		for i, c := range cases {
-			u, d, m, err := upOnce(ctx, newBackend, c, run)
+			r, err := upOnce(ctx, newBackend, c, run)
 			if err != nil {
 				return rows(), fmt.Errorf("bench %s on %s, run %d: %w", c.Name, c.Backend, run, err)
 			}
 			say(fmt.Sprintf("%s/%s (seeded %t, observed %t) run %d: usable in %.2fs, down in %.2fs, %.0f MiB PSS",
-				c.Backend, c.Name, c.Seeded(), c.Observed(), run, u, d, m))
+				c.Backend, c.Name, c.Seeded(), c.Observed(), run, r.usable, r.down, r.pss))
 			s := &got[i]
-			s.usable, s.down, s.pss = append(s.usable, u), append(s.down, d), append(s.pss, m)
+			s.usable, s.down, s.pss = append(s.usable, r.usable), append(s.down, r.down), append(s.pss, r.pss)
+			s.phases = append(s.phases, r.phases)
 		}
 	}
 	return rows(), nil
 }
 
+// upSample is what one boot measured.
+type upSample struct {
+	usable, down, pss float64
+	phases            Phases
+}
+
 // settle is how long a cluster runs before its memory is measured.
 var settle = 2 * time.Second
 
-func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable, down, pssMiB float64, err error) {
+func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (r upSample, err error) {
 	// A name per run: client-go caches TLS transports by the certificate
 	// files' paths, so a cluster booted again under the same name (new
 	// certificates, same paths) would be dialled with the old CA.
@@ -126,7 +202,7 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable
 	t.Name = fmt.Sprintf("%s-%d", t.Name, run)
 	b, err := newBackend(c.Backend, t)
 	if err != nil {
-		return 0, 0, 0, err
+		return r, err
 	}
 	downed := false
 	defer func() {
@@ -139,27 +215,32 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (usable
 			err = derr
 		}
 	}()
+	// The boot's stages report from goroutines of their own.
+	var mu sync.Mutex
+	var phases Phases
 	start := time.Now()
-	if err := b.Up(ctx, nil); err != nil {
-		return 0, 0, 0, err
+	if err := b.Up(ctx, func(e cluster.Event) { mu.Lock(); phases.observe(e); mu.Unlock() }); err != nil {
+		return r, err
 	}
-	usable = time.Since(start).Seconds()
+	r.usable = time.Since(start).Seconds()
+	mu.Lock()
+	r.phases = phases
+	mu.Unlock()
 	time.Sleep(settle) // let every component settle before measuring memory
-	if pssMiB, err = PSS(ctx, b); err != nil {
-		return 0, 0, 0, err
+	if r.pss, err = PSS(ctx, b); err != nil {
+		return r, err
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	start = time.Now()
 	downed = true
 	if err := b.Down(dctx); err != nil {
-		return 0, 0, 0, err
+		return r, err
 	}
-	return usable, time.Since(start).Seconds(), pssMiB, nil
+	r.down = time.Since(start).Seconds()
+	return r, nil
 }
 
-// PSS sums the proportional set size (shared pages counted once) of every
-// process of a cluster: each component's process and its descendants (a
 // RoleSelf is the row of CPUByRole for the kubelab process that measures:
 // it registers the embedded backend's nodes and watches them and the
 // workload, so its CPU competes with the cluster's on the same cores.
@@ -208,6 +289,8 @@ func CPUByRole(ctx context.Context, b cluster.Backend) (map[cluster.Role]float64
 	return out, nil
 }
 
+// PSS sums the proportional set size (shared pages counted once) of every
+// process of a cluster: each component's process and its descendants (a
 // container's processes descend from its init).
 func PSS(ctx context.Context, b cluster.Backend) (float64, error) {
 	comps, err := b.Components(ctx)
@@ -257,6 +340,24 @@ func WriteUp(w io.Writer, rows []UpRow) error {
 	fmt.Fprintln(tw, "BACKEND\tTOPOLOGY\tSEEDED\tOBSERVED\tRUNS\tUSABLE s (min / median / max)\tDOWN s (min / median / max)\tPSS MiB (min / median / max)")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%d\t%s\t%s\t%s\n", r.Case.Backend, r.Case.Name, r.Case.Seeded(), r.Case.Observed(), r.Runs, r.Usable, r.Down, r.PSS)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Where the time to usable goes: medians, in seconds from up.
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tTOPOLOGY\tSEEDED\tOBSERVED\tETCD LEADER s\tAPISERVER SERVES s\tNODES READY s\tDEFAULT SA s\tDNS s\tALL APISERVERS s\tUSABLE s (medians)")
+	phase := func(s float64) string {
+		if s == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", s)
+	}
+	for _, r := range rows {
+		p := r.Phases
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n", r.Case.Backend, r.Case.Name, r.Case.Seeded(), r.Case.Observed(),
+			phase(p.EtcdLeader), phase(p.Serving), phase(p.NodesReady), phase(p.ServiceAccount), phase(p.DNS), phase(p.APIServers), r.Usable.Median)
 	}
 	return tw.Flush()
 }

@@ -3,11 +3,13 @@ package bench
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/clustertest"
+	"kubelab.dev/kubelab/cluster/lifecycle"
 )
 
 func TestUpTakesTheCasesInTurn(t *testing.T) {
@@ -61,5 +63,53 @@ func TestCPUByRoleCountsThisProcess(t *testing.T) {
 	// The fake's components have no process: only this one is counted.
 	if len(cpu) != 1 {
 		t.Errorf("roles %v, want %s alone", cpu, RoleSelf)
+	}
+}
+
+func TestPhasesReadTheBootsProgress(t *testing.T) {
+	ev := func(s float64, comp, msg string) cluster.Event {
+		return cluster.Event{Component: comp, Message: msg, Elapsed: time.Duration(s * float64(time.Second))}
+	}
+	boot := func(k float64) Phases {
+		var p Phases
+		for _, e := range []cluster.Event{
+			ev(0.1*k, "etcd", "waiting for Raft quorum and a leader"),
+			ev(0.5*k, "etcd-2", "ready"),
+			ev(0.6*k, "etcd-1", "ready"),
+			ev(1.5*k, "kube-apiserver-1", "ready"),
+			ev(1.5*k, "cluster", lifecycle.EventServing),
+			ev(1.6*k, "nodes", "nodes Ready 0/3"),
+			ev(2.9*k, "nodes", "nodes Ready 2/3"),
+			ev(3.0*k, "nodes", "nodes Ready 3/3"),
+			ev(3.1*k, "cluster", lifecycle.EventServiceAccount),
+			ev(3.2*k, "coredns", lifecycle.EventDNS),
+			ev(3.4*k, "kube-apiserver-2", "ready"),
+			ev(3.4*k, "cluster", lifecycle.EventControlPlaneReady),
+		} {
+			p.observe(e)
+		}
+		return p
+	}
+	want := Phases{EtcdLeader: 0.6, Serving: 1.5, APIServers: 3.4, NodesReady: 3.0, ServiceAccount: 3.1, DNS: 3.2}
+	got := medianPhases([]Phases{boot(2), boot(1), boot(0.5)})
+	if got != want {
+		t.Errorf("median phases %+v, want %+v", got, want)
+	}
+
+	var out strings.Builder
+	rows := []UpRow{{Case: Case{Name: "ha", Backend: "embedded"}, Runs: 3, Usable: Stats{3.3, 3.4, 3.5}, Phases: want},
+		{Case: Case{Name: "minimal", Backend: "kubeconfig"}, Runs: 1, Usable: Stats{1, 1, 1}}}
+	if err := WriteUp(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if n := len(lines); n != 7 || !strings.Contains(lines[4], "ETCD LEADER s") {
+		t.Fatalf("want the usable table, a blank line and the phases table:\n%s", out.String())
+	}
+	if f := strings.Fields(lines[5]); !slices.Equal(f[4:], []string{"0.60", "1.50", "3.00", "3.10", "3.20", "3.40", "3.40"}) {
+		t.Errorf("phases row %q", lines[5])
+	}
+	if f := strings.Fields(lines[6]); !slices.Equal(f[4:], []string{"-", "-", "-", "-", "-", "-", "1.00"}) {
+		t.Errorf("a backend without phases: row %q, want dashes", lines[6])
 	}
 }

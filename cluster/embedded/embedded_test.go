@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ import (
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/cluster/lifecycle"
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
@@ -94,7 +97,14 @@ func TestHACluster(t *testing.T) {
 			t.Errorf("down: %v", err)
 		}
 	})
-	if err := b.Up(ctx, func(e cluster.Event) { t.Logf("%6.2fs %s: %s", e.Elapsed.Seconds(), e.Component, e.Message) }); err != nil {
+	var mu sync.Mutex
+	var events []cluster.Event
+	if err := b.Up(ctx, func(e cluster.Event) {
+		t.Logf("%6.2fs %s: %s", e.Elapsed.Seconds(), e.Component, e.Message)
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}); err != nil {
 		t.Fatalf("up: %v", err)
 	}
 	c := cluster.New(b, nil)
@@ -103,6 +113,12 @@ func TestHACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := haCluster{ctx: ctx, b: b, c: c, cs: cs, home: home}
+
+	t.Run("the boot reports its phases in order", func(t *testing.T) {
+		mu.Lock()
+		defer mu.Unlock()
+		haBootReportsItsPhases(t, events)
+	})
 
 	t.Run("nodes are Ready", func(t *testing.T) { haNodesAreReady(t, h) })
 	t.Run("kube-dns is served by the coredns Deployment's pods", func(t *testing.T) {
@@ -508,5 +524,35 @@ func TestDownAllRemovesEveryCluster(t *testing.T) {
 	}
 	if names, _ := Home(home).Clusters(); len(names) > 0 {
 		t.Errorf("clusters left: %v", names)
+	}
+}
+
+// haBootReportsItsPhases checks that the progress of an HA boot names
+// each phase that bench up times, in the order they must come: a leader
+// in etcd before an apiserver serves, the nodes Ready before the default
+// ServiceAccount is looked for, DNS after it, and the end last.
+func haBootReportsItsPhases(t *testing.T, events []cluster.Event) {
+	at := func(component, message string) int {
+		for i, e := range events {
+			if (component == "" || e.Component == component) && e.Message == message {
+				return i
+			}
+		}
+		t.Errorf("no %q event from %q", message, component)
+		return -1
+	}
+	order := []int{
+		at("etcd-3", "ready"),
+		at("", lifecycle.EventServing),
+		at("nodes", "nodes Ready 3/3"),
+		at("", lifecycle.EventServiceAccount),
+		at("", lifecycle.EventDNS),
+		at("", lifecycle.EventControlPlaneReady),
+	}
+	if !slices.IsSorted(order) {
+		t.Errorf("phases at event indices %v, want increasing", order)
+	}
+	if at("kube-apiserver-2", "ready") > order[len(order)-1] {
+		t.Errorf("the second apiserver was ready after the boot's end")
 	}
 }

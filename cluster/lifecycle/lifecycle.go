@@ -199,10 +199,20 @@ const ServingReadyz = "/readyz?exclude=poststarthook/rbac/bootstrap-roles&exclud
 // addon start: the end of the control plane's own boot.
 const EventServing = "apiservers serve: starting controller-managers, schedulers, nodes and DNS"
 
-// EventControlPlaneReady is the progress message sent when every
-// component is healthy and every node Ready (before the default
-// ServiceAccount and DNS).
+// EventControlPlaneReady is the progress message sent when every wait of
+// the boot is over: every apiserver ready, every node Ready and taken
+// over, the default ServiceAccount made, cluster DNS answering.
 const EventControlPlaneReady = "control plane and nodes ready"
+
+// EventServiceAccount and EventDNS are the progress messages sent when
+// the controller-manager has made the default ServiceAccount (no Pod can
+// be created before it) and when cluster DNS first answers: with the
+// nodes' "nodes Ready" lines, the phases of a boot after the apiservers
+// serve.
+const (
+	EventServiceAccount = "the default ServiceAccount exists"
+	EventDNS            = "cluster DNS answers"
+)
 
 // Up boots the cluster of p. On failure, or when ctx is cancelled,
 // everything started so far is removed before Up returns.
@@ -407,7 +417,12 @@ func (b *boot) run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		return controlplane.WaitDNS(gctx, b.cs, b.opts.Timeout)
+		say("cluster", EventServiceAccount)
+		if err := controlplane.WaitDNS(gctx, b.cs, b.opts.Timeout); err != nil {
+			return err
+		}
+		say("coredns", EventDNS)
+		return nil
 	})
 	g.Go(func() error {
 		// In-cluster clients reach the apiservers through the kubernetes
