@@ -14,9 +14,10 @@ import (
 )
 
 // BenchmarkUpHA measures `up` of the HA topology (3 etcd, 2 apiservers, 2
-// schedulers, 2 controller-managers, 3 nodes): seconds to all components
-// healthy and all nodes Ready (s/all-ready), seconds until the default
-// ServiceAccount exists so pods can be created (s/usable), and the memory of
+// schedulers, 2 controller-managers, 3 nodes): seconds until the boot's
+// waits are over (s/all-ready: every apiserver ready, the nodes Ready, the
+// default ServiceAccount made, DNS answering), seconds until Up returns
+// (s/usable; `kubelab bench up` prints each phase), and the memory of
 // its processes once up: RSS summed over processes (counts the shared binary's
 // pages once per process) and PSS (each shared page counted once overall). Targets on a 2-core machine: <= 6 s, <= 1.2 GiB.
 //
