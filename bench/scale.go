@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -133,9 +132,9 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, spec Scal
 		return res, err
 	}
 	res.ControlPlane = cp.Seconds()
-	// A measure, not a reason to fail the bench.
-	if res.BootCPU, err = CPUByRole(ctx, b); err == nil {
-		res.BootCPU[RoleSelf] -= self0 // a bench runs several in one process
+	if cpu, cerr := CPUByRole(ctx, b); cerr == nil { // a measure, not a reason to fail the bench
+		cpu[RoleSelf] -= self0 // a bench runs several in one process
+		res.BootCPU = cpu
 	}
 	pss.sample(ctx)
 	say(fmt.Sprintf("cluster usable in %.2fs; creating %d pods", time.Since(start).Seconds(), pods))
@@ -266,17 +265,15 @@ func exprMillis(ctx context.Context, c *cluster.Cluster, src string, n int) (flo
 	return ms[n/2], nil
 }
 
-// protobufClient is an admin client of c that speaks protobuf, as the
-// cluster's own components do: the bench watches every pod of the
-// workload, and in JSON it decoded each event at ~1.5 ms of its own CPU
-// per pod and made the apiserver encode every event once more.
+// protobufClient is an admin client of c that speaks protobuf: the bench
+// watches every pod of the workload, and in JSON that cost it ~1.5 ms of
+// CPU per pod (see cluster.SpeakProtobuf).
 func protobufClient(c *cluster.Cluster) (kubernetes.Interface, error) {
 	cfg, err := c.RESTConfig()
 	if err != nil {
 		return nil, err
 	}
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	cluster.SpeakProtobuf(cfg)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -313,9 +310,8 @@ func (s *pssSampler) sample(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-// start samples every period until stop or the next start.
+// start samples every period until stop.
 func (s *pssSampler) start(ctx context.Context, every time.Duration) {
-	s.halt()
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.done = make(chan struct{})
 	go func() {
@@ -333,18 +329,13 @@ func (s *pssSampler) start(ctx context.Context, every time.Duration) {
 	}()
 }
 
-// halt ends the sampling loop, if one runs.
-func (s *pssSampler) halt() {
+// stop ends the sampling, if it started, and returns the peak, in MiB.
+func (s *pssSampler) stop() float64 {
 	if s.cancel != nil {
 		s.cancel()
 		<-s.done
 		s.cancel = nil
 	}
-}
-
-// stop ends the sampling and returns the peak, in MiB.
-func (s *pssSampler) stop() float64 {
-	s.halt()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.peak

@@ -65,17 +65,15 @@ func TestWriteScaleSaysWhatItDidNotMeasure(t *testing.T) {
 	}
 }
 
-func TestPSSSamplerRestartsAndStops(t *testing.T) {
+func TestPSSSamplerStops(t *testing.T) {
 	ctx := context.Background()
 	b := clustertest.New(cluster.Topology{}, nil, clustertest.Faults{})
 	s := &pssSampler{b: b}
 	s.start(ctx, time.Millisecond)
 	time.Sleep(5 * time.Millisecond)
-	s.start(ctx, time.Millisecond) // ends the first loop
-	time.Sleep(5 * time.Millisecond)
 	s.sample(ctx)
 	// The fake's components have no process, so nothing is held; what
-	// is checked is that both loops end.
+	// is checked is that the loop ends, and that stopping twice is safe.
 	if p := s.stop(); p != 0 {
 		t.Errorf("peak %.1f MiB of no process", p)
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -33,4 +34,14 @@ func LoadRESTConfig(path string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// SpeakProtobuf makes cfg's typed clients send and read protobuf, as the
+// controller-manager and scheduler do: a client of kubelab's that watches
+// many objects (every node of a boot, every pod of a bench) in JSON
+// decodes each event at several times the cost, and makes the apiserver
+// encode each one a second time, for it alone.
+func SpeakProtobuf(cfg *rest.Config) {
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 }

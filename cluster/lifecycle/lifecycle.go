@@ -58,7 +58,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -640,12 +639,9 @@ func (b *boot) clients() error {
 	b.admin = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
 	b.server = cfg.Host
 	cfg.QPS, cfg.Burst = -1, 0 // kubelab's own client: no client-side rate limit
-	// Protobuf, as the controller-manager and scheduler speak: this client
-	// registers every node and watches them all until they are usable,
-	// which in JSON cost the apiserver (and kubelab) an encoding per node
-	// event.
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	// This client registers every node and watches them all until they
+	// are usable.
+	cluster.SpeakProtobuf(cfg)
 	b.cs, err = kubernetes.NewForConfig(cfg)
 	return err
 }
