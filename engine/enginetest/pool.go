@@ -29,6 +29,11 @@ type Pool struct {
 	free     int
 	waiting  []*poolTest
 	settling bool
+	// granted, when set, is called with the estimate of each test given
+	// a slot, in the order the slots are given (p.mu is held): the order
+	// the tests then start in is their goroutines' race, when two slots
+	// free at once.
+	granted func(est time.Duration)
 }
 
 type poolTest struct {
@@ -90,6 +95,9 @@ func (p *Pool) dispatch() {
 		pt := p.waiting[best]
 		p.waiting = append(p.waiting[:best], p.waiting[best+1:]...)
 		p.free--
+		if p.granted != nil {
+			p.granted(pt.est)
+		}
 		close(pt.grant)
 	}
 }
