@@ -123,7 +123,7 @@ func (p *Phases) observe(e cluster.Event) {
 		p.APIServers = max(p.APIServers, at)
 	case e.Component == "nodes":
 		var n, of int
-		if _, err := fmt.Sscanf(e.Message, "nodes Ready %d/%d", &n, &of); err == nil && n == of {
+		if _, err := fmt.Sscanf(e.Message, lifecycle.EventNodesReady, &n, &of); err == nil && n == of {
 			p.NodesReady = at
 		}
 	}

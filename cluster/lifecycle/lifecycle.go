@@ -205,12 +205,13 @@ const EventControlPlaneReady = "control plane and nodes ready"
 
 // EventServiceAccount and EventDNS are the progress messages sent when
 // the controller-manager has made the default ServiceAccount (no Pod can
-// be created before it) and when cluster DNS first answers: with the
-// nodes' "nodes Ready" lines, the phases of a boot after the apiservers
-// serve.
+// be created before it) and when cluster DNS first answers; with the
+// nodes' EventNodesReady lines (a format: Ready nodes, all nodes), the
+// phases of a boot after the apiservers serve.
 const (
 	EventServiceAccount = "the default ServiceAccount exists"
 	EventDNS            = "cluster DNS answers"
+	EventNodesReady     = "nodes Ready %d/%d"
 )
 
 // Up boots the cluster of p. On failure, or when ctx is cancelled,
@@ -821,7 +822,7 @@ func (b *boot) waitNodesOnce(ctx context.Context) error {
 		}
 		if step := max(1, len(want)/10); count == len(want) || count/step != shown/step {
 			shown = count
-			b.say("nodes", "nodes Ready %d/%d", count, len(want))
+			b.say("nodes", EventNodesReady, count, len(want))
 		}
 		return count == len(want), nil
 	})
