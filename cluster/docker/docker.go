@@ -132,12 +132,19 @@ type ctr struct {
 	stopped        bool
 }
 
+// engine is a client of the Docker engine at $DOCKER_HOST or the default
+// socket, for what only lists and removes (the sweeps every kubelab
+// command runs first): it costs one request per call. Making
+// testcontainers' client also asks the engine for its info and for its
+// host, ~50 ms that every command paid wherever Docker runs.
+func engine() (*client.Client, error) { return client.New(client.FromEnv) }
+
 // Available reports whether a Docker engine answers ($DOCKER_HOST or the
 // default socket) before ctx ends. It pings with the engine's own client:
 // testcontainers' client asks the engine for its info while it is made,
 // and panics when that times out.
 func Available(ctx context.Context) error {
-	c, err := client.New(client.FromEnv)
+	c, err := engine()
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func RemoveCluster(ctx context.Context, cli *client.Client, home, name string) e
 func RemoveLeftovers(ctx context.Context, home, name, dir string) (bool, error) {
 	_, err := os.Stat(dir)
 	found := err == nil
-	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
+	dc, err := engine()
 	if err != nil {
 		return found, err
 	}
@@ -61,7 +61,7 @@ func RemoveLeftovers(ctx context.Context, home, name, dir string) (bool, error) 
 		return found, err
 	}
 	found = found || len(ns.Items) > 0 || len(vs.Items) > 0
-	return found, errors.Join(removeMatching(ctx, dc.Client, f), os.RemoveAll(dir))
+	return found, errors.Join(removeMatching(ctx, dc, f), os.RemoveAll(dir))
 }
 
 // removeMatching removes the containers, volumes and networks f matches.
@@ -137,12 +137,11 @@ func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 // of the home. It returns the names of the clusters it removed. Clusters of
 // other homes are never touched.
 func Sweep(ctx context.Context, home string, all bool) ([]string, error) {
-	dc, err := testcontainers.NewDockerClientWithOpts(ctx)
+	cli, err := engine()
 	if err != nil {
 		return nil, err
 	}
-	defer dc.Close()
-	cli := dc.Client
+	defer cli.Close()
 	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: homeFilter(home, "")})
 	if err != nil {
 		return nil, err
