@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	"golang.org/x/sys/unix"
 
 	"kubelab.dev/kubelab/internal/proc"
 )
@@ -205,13 +205,28 @@ func procState(pid int) string { return proc.State(pid) }
 
 func procEnv(pid int) map[string]string { return proc.Environ(pid, "KUBELAB_") }
 
-// waitGone waits until pid has exited or ctx ends.
+// waitGone waits until pid has exited or ctx ends. It sleeps on the
+// process's pidfd, which the kernel makes readable the moment the process
+// exits, so a killed component is seen gone at once rather than at the
+// next tick of a poll; each wait is bounded, for ctx and for a pid that
+// another process took.
 func waitGone(ctx context.Context, pid int, cluster, component string) error {
-	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
-		return !procAlive(pid, cluster, component), nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s (pid %d) still running: %w", component, pid, err)
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == nil {
+		defer unix.Close(fd)
+	}
+	for procAlive(pid, cluster, component) {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s (pid %d) still running: %w", component, pid, err)
+		}
+		if fd < 0 {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if n, _ := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 20); n > 0 {
+			// Exited; our own child still has to be reaped by its Wait.
+			time.Sleep(time.Millisecond)
+		}
 	}
 	return nil
 }
