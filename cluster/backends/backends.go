@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -138,7 +139,10 @@ func Open(ctx context.Context, name string, o Options) (cluster.Backend, error) 
 	if !errors.Is(kerr, kubeconfig.ErrNotFound) {
 		return nil, kerr
 	}
-	if DockerUp(ctx) {
+	// Every docker cluster of the home has its state directory there:
+	// without one there is nothing to ask the engine (whose client costs
+	// tens of milliseconds to make, and seconds when the engine hangs).
+	if _, serr := os.Stat(DockerDir(o.Home, name)); serr == nil && DockerUp(ctx) {
 		d, derr := docker.Open(ctx, name, docker.Options{Home: o.Home, Dir: DockerDir(o.Home, name)})
 		if derr == nil {
 			return d, nil

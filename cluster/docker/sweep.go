@@ -66,34 +66,19 @@ func RemoveLeftovers(ctx context.Context, home, name, dir string) (bool, error) 
 
 // removeMatching removes the containers, volumes and networks f matches.
 // One already gone is not an error: a cluster that is failing to boot
-// removes its own at the same time (down --all during a boot).
+// removes its own at the same time (down --all during a boot). Such a boot
+// may also create a container after the list was taken, whose volume the
+// engine then refuses to remove ("volume is in use"): containers and
+// volumes are removed again, for a few seconds, until none is refused.
 func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) error {
 	var errs []error
-	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, c := range cs.Items {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
-	if err == nil {
-		for _, v := range vs.Items {
-			if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
-				errs = append(errs, err)
-			}
-		}
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 6, Cap: 2 * time.Second}, func(ctx context.Context) (bool, error) {
+		var inUse bool
+		errs, inUse = removeContainersAndVolumes(ctx, cli, f)
+		return !inUse, nil
+	})
+	if err != nil && !wait.Interrupted(err) {
+		errs = append(errs, err)
 	}
 	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err == nil {
@@ -104,6 +89,45 @@ func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) e
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeContainersAndVolumes removes the containers f matches, then their
+// volumes. It returns what failed, and whether a volume was refused
+// because a container (made since the list) still uses it.
+func removeContainersAndVolumes(ctx context.Context, cli *client.Client, f client.Filters) ([]error, bool) {
+	var errs []error
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return []error{err}, false
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, c := range cs.Items {
+		wg.Go(func() {
+			if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	inUse := false
+	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err == nil {
+		for _, v := range vs.Items {
+			_, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true})
+			switch {
+			case err == nil || cerrdefs.IsNotFound(err):
+			case cerrdefs.IsConflict(err):
+				inUse = true
+				errs = append(errs, err)
+			default:
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs, inUse
 }
 
 // removeNetwork removes a network whose containers were just removed.
