@@ -96,6 +96,9 @@ type Phases struct {
 	EtcdLeader float64
 	// Serving: an apiserver serves; the controllers, nodes and DNS start.
 	Serving float64
+	// Healthz: /healthz passes, the bootstrap hooks are done; the
+	// controller-manager starts its controllers.
+	Healthz float64
 	// APIServers: the last apiserver is ready.
 	APIServers float64
 	// NodesReady: every node Ready, with its not-ready taint lifted.
@@ -113,6 +116,8 @@ func (p *Phases) observe(e cluster.Event) {
 	switch {
 	case e.Message == lifecycle.EventServing:
 		p.Serving = at
+	case e.Message == lifecycle.EventHealthz:
+		p.Healthz = at
 	case e.Message == lifecycle.EventServiceAccount:
 		p.ServiceAccount = at
 	case e.Message == lifecycle.EventDNS:
@@ -141,6 +146,7 @@ func medianPhases(ps []Phases) Phases {
 	return Phases{
 		EtcdLeader:     med(func(p Phases) float64 { return p.EtcdLeader }),
 		Serving:        med(func(p Phases) float64 { return p.Serving }),
+		Healthz:        med(func(p Phases) float64 { return p.Healthz }),
 		APIServers:     med(func(p Phases) float64 { return p.APIServers }),
 		NodesReady:     med(func(p Phases) float64 { return p.NodesReady }),
 		ServiceAccount: med(func(p Phases) float64 { return p.ServiceAccount }),
@@ -347,7 +353,7 @@ func WriteUp(w io.Writer, rows []UpRow) error {
 	// Where the time to usable goes: medians, in seconds from up.
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BACKEND\tTOPOLOGY\tSEEDED\tOBSERVED\tETCD LEADER s\tAPISERVER SERVES s\tNODES READY s\tDEFAULT SA s\tDNS s\tALL APISERVERS s\tUSABLE s (medians)")
+	fmt.Fprintln(tw, "BACKEND\tTOPOLOGY\tSEEDED\tOBSERVED\tETCD LEADER s\tAPISERVER SERVES s\tHOOKS DONE (/healthz) s\tNODES READY s\tDEFAULT SA s\tDNS s\tALL APISERVERS s\tUSABLE s (medians)")
 	phase := func(s float64) string {
 		if s == 0 {
 			return "-"
@@ -356,8 +362,8 @@ func WriteUp(w io.Writer, rows []UpRow) error {
 	}
 	for _, r := range rows {
 		p := r.Phases
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n", r.Case.Backend, r.Case.Name, r.Case.Seeded(), r.Case.Observed(),
-			phase(p.EtcdLeader), phase(p.Serving), phase(p.NodesReady), phase(p.ServiceAccount), phase(p.DNS), phase(p.APIServers), r.Usable.Median)
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n", r.Case.Backend, r.Case.Name, r.Case.Seeded(), r.Case.Observed(),
+			phase(p.EtcdLeader), phase(p.Serving), phase(p.Healthz), phase(p.NodesReady), phase(p.ServiceAccount), phase(p.DNS), phase(p.APIServers), r.Usable.Median)
 	}
 	return tw.Flush()
 }

@@ -78,6 +78,7 @@ func TestPhasesReadTheBootsProgress(t *testing.T) {
 			ev(0.6*k, "etcd-1", "ready"),
 			ev(1.5*k, "kube-apiserver-1", "ready"),
 			ev(1.5*k, "cluster", lifecycle.EventServing),
+			ev(2.5*k, "kube-apiserver", lifecycle.EventHealthz),
 			ev(1.6*k, "nodes", "nodes Ready 0/3"),
 			ev(2.9*k, "nodes", "nodes Ready 2/3"),
 			ev(3.0*k, "nodes", "nodes Ready 3/3"),
@@ -90,7 +91,7 @@ func TestPhasesReadTheBootsProgress(t *testing.T) {
 		}
 		return p
 	}
-	want := Phases{EtcdLeader: 0.6, Serving: 1.5, APIServers: 3.4, NodesReady: 3.0, ServiceAccount: 3.1, DNS: 3.2}
+	want := Phases{EtcdLeader: 0.6, Serving: 1.5, Healthz: 2.5, APIServers: 3.4, NodesReady: 3.0, ServiceAccount: 3.1, DNS: 3.2}
 	got := medianPhases([]Phases{boot(2), boot(1), boot(0.5)})
 	if got != want {
 		t.Errorf("median phases %+v, want %+v", got, want)
@@ -106,10 +107,10 @@ func TestPhasesReadTheBootsProgress(t *testing.T) {
 	if n := len(lines); n != 7 || !strings.Contains(lines[4], "ETCD LEADER s") {
 		t.Fatalf("want the usable table, a blank line and the phases table:\n%s", out.String())
 	}
-	if f := strings.Fields(lines[5]); !slices.Equal(f[4:], []string{"0.60", "1.50", "3.00", "3.10", "3.20", "3.40", "3.40"}) {
+	if f := strings.Fields(lines[5]); !slices.Equal(f[4:], []string{"0.60", "1.50", "2.50", "3.00", "3.10", "3.20", "3.40", "3.40"}) {
 		t.Errorf("phases row %q", lines[5])
 	}
-	if f := strings.Fields(lines[6]); !slices.Equal(f[4:], []string{"-", "-", "-", "-", "-", "-", "1.00"}) {
+	if f := strings.Fields(lines[6]); !slices.Equal(f[4:], []string{"-", "-", "-", "-", "-", "-", "-", "1.00"}) {
 		t.Errorf("a backend without phases: row %q, want dashes", lines[6])
 	}
 }

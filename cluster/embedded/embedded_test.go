@@ -529,7 +529,8 @@ func TestDownAllRemovesEveryCluster(t *testing.T) {
 
 // haBootReportsItsPhases checks that the progress of an HA boot names
 // each phase that bench up times, in the order they must come: a leader
-// in etcd before an apiserver serves, the nodes Ready before the default
+// in etcd before an apiserver serves, its bootstrap hooks done after
+// that, the nodes Ready before the default
 // ServiceAccount is looked for, DNS after it, and the end last.
 func haBootReportsItsPhases(t *testing.T, events []cluster.Event) {
 	at := func(component, message string) int {
@@ -554,5 +555,12 @@ func haBootReportsItsPhases(t *testing.T, events []cluster.Event) {
 	}
 	if at("kube-apiserver-2", "ready") > order[len(order)-1] {
 		t.Errorf("the second apiserver was ready after the boot's end")
+	}
+	// The bootstrap hooks end between the apiservers serving and the
+	// boot's end (the nodes are usually Ready after them too, as the
+	// controller-manager waits for them, but the report may lag a busy
+	// machine's by more than that start).
+	if h := at("kube-apiserver", lifecycle.EventHealthz); h < order[1] || h > order[len(order)-1] {
+		t.Errorf("/healthz passed at event %d, want between the apiservers serving (%d) and the end (%d)", h, order[1], order[len(order)-1])
 	}
 }

@@ -214,6 +214,14 @@ const (
 	EventNodesReady     = "nodes Ready %d/%d"
 )
 
+// EventHealthz is the progress message sent when /healthz first passes:
+// the apiserver's bootstrap post-start hooks are done. The
+// controller-manager waits for it before it starts a controller. On a
+// seeded boot it comes about a second after the apiservers serve: the
+// hooks that confirm the seeded RBAC objects and priority classes sleep
+// a fixed second (upstream's wait.Poll) before their first look.
+const EventHealthz = "/healthz passes: the bootstrap hooks are done, the controller-manager starts"
+
 // Up boots the cluster of p. On failure, or when ctx is cancelled,
 // everything started so far is removed before Up returns.
 func Up(ctx context.Context, p Placement, progress func(cluster.Event), opts Options) (err error) {
@@ -388,6 +396,8 @@ func (b *boot) run(ctx context.Context) (err error) {
 	defer cancel()
 	failed := make(chan error, 1)
 	go func() { failed <- b.watchFailures(wctx) }()
+	healthz := make(chan struct{})
+	go func() { defer close(healthz); b.reportHealthz(wctx) }()
 	g, gctx = errgroup.WithContext(wctx)
 	g.Go(func() error { return b.waitAll(gctx, readyz, b.plan.APIServers) })
 	// The nodes, then what cannot come before them. The controller-manager
@@ -432,6 +442,7 @@ func (b *boot) run(ctx context.Context) (err error) {
 	})
 	werr := g.Wait()
 	cancel()
+	<-healthz
 	if ferr := <-failed; ferr != nil {
 		return ferr // the component that died says more than the wait it broke
 	}
@@ -702,6 +713,22 @@ func (b *boot) waitHTTP(ctx context.Context, name, url string) error {
 		b.say(name, "ready")
 	}
 	return err
+}
+
+// reportHealthz says EventHealthz once the apiservers' /healthz passes
+// (through the balancer where there is one), or nothing if ctx ends
+// first: it only reports, the boot does not wait for it. It polls every
+// 20 ms, as the controller-manager's gate does, so that the phase is
+// timed as closely as what it gates.
+func (b *boot) reportHealthz(ctx context.Context) {
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		return probe.HTTPOK(cctx, b.admin, b.server+"/healthz") == nil, nil
+	})
+	if err == nil {
+		b.say("kube-apiserver", EventHealthz)
+	}
 }
 
 // kubernetesService is nil once the Service default/kubernetes exists.
