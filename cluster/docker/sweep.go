@@ -77,8 +77,8 @@ func removeMatching(ctx context.Context, cli *client.Client, f client.Filters) e
 		errs, inUse = removeContainersAndVolumes(ctx, cli, f)
 		return !inUse, nil
 	})
-	if err != nil && !wait.Interrupted(err) {
-		errs = append(errs, err)
+	if err != nil && len(errs) == 0 {
+		errs = append(errs, err) // ctx ended before a round could say more
 	}
 	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err == nil {

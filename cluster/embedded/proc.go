@@ -212,7 +212,9 @@ func procEnv(pid int) map[string]string { return proc.Environ(pid, "KUBELAB_") }
 // another process took.
 func waitGone(ctx context.Context, pid int, cluster, component string) error {
 	fd, err := unix.PidfdOpen(pid, 0)
-	if err == nil {
+	if err != nil {
+		fd = -1 // no pidfd (an old kernel): poll /proc alone
+	} else {
 		defer unix.Close(fd)
 	}
 	for procAlive(pid, cluster, component) {
