@@ -137,25 +137,49 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, spec Scal
 		res.BootCPU = cpu
 	}
 	pss.sample(ctx)
-	say(fmt.Sprintf("cluster usable in %.2fs; creating %d pods", time.Since(start).Seconds(), pods))
+	if pods == 0 {
+		say(fmt.Sprintf("cluster usable in %.2fs; no pods to create (--pods 0): the nodes only", time.Since(start).Seconds()))
+		if hb != 1 {
+			return res, nil // nothing more to measure: no node is taken down
+		}
+	} else {
+		say(fmt.Sprintf("cluster usable in %.2fs; creating %d pods", time.Since(start).Seconds(), pods))
+	}
 	c := cluster.New(b, nil)
 	defer c.Close()
 	cs, err := protobufClient(c)
 	if err != nil {
 		return res, err
 	}
+	if pods > 0 {
+		if err := runPods(ctx, b, c, cs, pods, &res, pss, say); err != nil {
+			return res, err
+		}
+	}
+	if hb != 1 {
+		return res, nil
+	}
+	res.NodeDown, err = nodeDown(ctx, b, cs, "worker-1", grace)
+	say(fmt.Sprintf("worker-1 NotReady %.2fs after it went down (grace %s)", res.NodeDown, grace))
+	return res, err
+}
+
+// runPods creates a Deployment of pods replicas on a usable cluster and
+// measures until every pod runs: the times, the CPU by role and the
+// engine's evaluation of all(pods) once they do.
+func runPods(ctx context.Context, b cluster.Backend, c *cluster.Cluster, cs kubernetes.Interface, pods int, res *ScaleResult, pss *pssSampler, say func(string)) error {
 	t0 := time.Now()
 	cpu0, _ := CPUByRole(ctx, b)
 	replicas := int32(pods)
 	labels := map[string]string{"app": "bench"}
-	_, err = cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
+	_, err := cs.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "kubelab/http:dev"}}}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return res, fmt.Errorf("create deployment: %w", err)
+		return fmt.Errorf("create deployment: %w", err)
 	}
 	running, scheduled := map[string]bool{}, map[string]bool{}
 	shown, n := 0, 0 // n: pods Running now, counted as events change them
@@ -192,7 +216,7 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, spec Scal
 		return n == pods, nil
 	})
 	if err != nil {
-		return res, fmt.Errorf("pods Running %d/%d: %w", shown, pods, err)
+		return fmt.Errorf("pods Running %d/%d: %w", shown, pods, err)
 	}
 	res.PodsRunning = time.Since(t0).Seconds()
 	pss.sample(ctx)
@@ -204,15 +228,7 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, spec Scal
 		}
 	}
 	res.ExprMillis, err = exprMillis(ctx, c, `all(pods("app=bench"), .phase == "Running")`, 21)
-	if err != nil {
-		return res, err
-	}
-	if hb != 1 {
-		return res, nil
-	}
-	res.NodeDown, err = nodeDown(ctx, b, cs, "worker-1", grace)
-	say(fmt.Sprintf("worker-1 NotReady %.2fs after it went down (grace %s)", res.NodeDown, grace))
-	return res, err
+	return err
 }
 
 // nodeDown takes node down and returns the seconds until its Ready

@@ -81,3 +81,29 @@ func TestPSSSamplerStops(t *testing.T) {
 		t.Errorf("second stop: %.1f", p)
 	}
 }
+
+// With no pods, a scale run measures the nodes and ends: before, it
+// waited ten minutes for a pod to run and then failed.
+func TestScaleWithoutPodsMeasuresTheNodesOnly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var fake *clustertest.Fake
+	newBackend := func(_ string, topo cluster.Topology) (cluster.Backend, error) {
+		fake = clustertest.New(topo, nil, clustertest.Faults{})
+		return fake, nil
+	}
+	var said []string
+	res, err := Scale(ctx, newBackend, "embedded", ScaleSpec{Nodes: 3, Pods: 0, Heartbeat: 5}, func(s string) { said = append(said, s) })
+	if err != nil {
+		t.Fatalf("scale with no pods: %v", err)
+	}
+	if res.Nodes != 3 || res.Pods != 0 || res.PodsRunning != 0 || res.PodsPerSecond != 0 {
+		t.Errorf("result %+v: want 3 nodes and no pod measure", res)
+	}
+	if !fake.Removed() {
+		t.Error("the cluster was not taken down")
+	}
+	if len(said) == 0 || !strings.Contains(said[len(said)-1], "no pods to create") {
+		t.Errorf("progress %q: want it to say that no pods are created", said)
+	}
+}
