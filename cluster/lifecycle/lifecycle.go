@@ -290,6 +290,13 @@ func (b *boot) run(ctx context.Context) (err error) {
 	if err := b.p.Start(ctx, core...); err != nil {
 		return err
 	}
+	// etcd's quorum is watched from here, while the rest starts: on docker
+	// the next containers take seconds to start, and the leader came long
+	// before them (the phases table showed it after them).
+	ectx, ecancel := context.WithCancel(ctx)
+	defer ecancel()
+	etcdUp := make(chan error, 1)
+	go func() { etcdUp <- b.waitEtcd(ectx) }()
 	// Nodes placed early are placed in the background; whatever ends the
 	// boot waits for that to end first, so that the cleanup after a
 	// failed boot finds every node it started.
@@ -318,8 +325,6 @@ func (b *boot) run(ctx context.Context) (err error) {
 	if err := b.clients(); err != nil {
 		return err
 	}
-	etcdUp := make(chan error, 1)
-	go func() { etcdUp <- b.waitEtcd(ctx) }()
 	// A fresh boot starts the rest once every apiserver bootstrapped RBAC
 	// (the controller-manager exits if it cannot read what it needs); a
 	// seeded one as soon as one apiserver is ready.
