@@ -137,13 +137,13 @@ func Scale(ctx context.Context, newBackend NewBackend, backend string, spec Scal
 		res.BootCPU = cpu
 	}
 	pss.sample(ctx)
+	next := fmt.Sprintf("creating %d pods", pods)
 	if pods == 0 {
-		say(fmt.Sprintf("cluster usable in %.2fs; no pods to create (--pods 0): the nodes only", time.Since(start).Seconds()))
-		if hb != 1 {
-			return res, nil // nothing more to measure: no node is taken down
-		}
-	} else {
-		say(fmt.Sprintf("cluster usable in %.2fs; creating %d pods", time.Since(start).Seconds(), pods))
+		next = "no pods to create (--pods 0): the nodes only"
+	}
+	say(fmt.Sprintf("cluster usable in %.2fs; %s", time.Since(start).Seconds(), next))
+	if pods == 0 && hb != 1 {
+		return res, nil // nothing more to measure: no node is taken down
 	}
 	c := cluster.New(b, nil)
 	defer c.Close()

@@ -293,10 +293,11 @@ func (b *boot) run(ctx context.Context) (err error) {
 	// etcd's quorum is watched from here, while the rest starts: on docker
 	// the next containers take seconds to start, and the leader came long
 	// before them (the phases table showed it after them).
+	// It ends before the boot does: none of its progress comes after.
 	ectx, ecancel := context.WithCancel(ctx)
-	defer ecancel()
-	etcdUp := make(chan error, 1)
-	go func() { etcdUp <- b.waitEtcd(ectx) }()
+	etcdUp, etcdDone := make(chan error, 1), make(chan struct{})
+	go func() { defer close(etcdDone); etcdUp <- b.waitEtcd(ectx) }()
+	defer func() { ecancel(); <-etcdDone }()
 	// Nodes placed early are placed in the background; whatever ends the
 	// boot waits for that to end first, so that the cleanup after a
 	// failed boot finds every node it started.
