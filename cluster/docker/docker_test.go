@@ -90,6 +90,29 @@ func TestDockerCluster(t *testing.T) {
 	t.Run("kube-dns is served by the coredns Deployment's pods on the workers", func(t *testing.T) { dnsServedByPods(t, h.ctx, h.cs) })
 	t.Run("a spread Deployment answers on its ClusterIP and DNS name from every node", func(t *testing.T) { dockerASpreadDeploymentAnswersOn(t, h) })
 	t.Run("a killed kubelet stays down until start while its node runs on", func(t *testing.T) { dockerNodeDaemons(t, h) })
+	t.Run("Running counts the cluster's containers", func(t *testing.T) { dockerRunningCounts(t, h) })
+}
+
+// dockerRunningCounts: Running, which bench names as load beside its
+// figures, finds the cluster with one container per component.
+func dockerRunningCounts(t *testing.T, h dockerCluster) {
+	rs, err := Running(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comps, err := h.b.Components(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Where == h.b.opts.Dir {
+			if r.Name != "dt" || r.Count != len(comps) {
+				t.Errorf("Running: %v, want cluster dt with %d containers (one a component: %v)", r, len(comps), comps)
+			}
+			return
+		}
+	}
+	t.Errorf("Running does not list the cluster of %s: %v", h.b.opts.Dir, rs)
 }
 
 // dockerNodeDaemons: a killed kubelet stays down until start while its

@@ -315,3 +315,23 @@ func homeFilter(home, name string) client.Filters {
 	}
 	return f
 }
+
+// Running lists the docker clusters, of any home, with running
+// containers on the engine ($DOCKER_HOST or the default socket); see
+// cluster.Running.
+func Running(ctx context.Context) ([]cluster.Running, error) {
+	cli, err := engine()
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: client.Filters{}.Add("label", labelManaged)})
+	if err != nil {
+		return nil, fmt.Errorf("list kubelab's containers: %w", err)
+	}
+	var each []cluster.Running
+	for _, c := range cs.Items {
+		each = append(each, cluster.Running{Backend: "docker", Name: c.Labels[labelCluster], Where: c.Labels[labelDir]})
+	}
+	return cluster.Tally(each), nil
+}

@@ -349,6 +349,25 @@ func haANodeTakenDownGoes(t *testing.T, h haCluster) {
 func haDownLeavesNoProcessPort(t *testing.T, h haCluster) {
 	ctx, b, home := h.ctx, h.b, h.home
 	comps, _ := b.Components(ctx)
+	// Running, which bench names as load beside its figures, counts the
+	// cluster's live processes (kwok's once, for all its nodes).
+	running := func() (n int) {
+		for _, r := range Running() {
+			if r.Where == "home "+home && r.Name == "ha" {
+				n = r.Count
+			}
+		}
+		return n
+	}
+	pids := map[int]bool{}
+	for _, c := range comps {
+		if c.PID > 0 {
+			pids[c.PID] = true
+		}
+	}
+	if n := running(); n != len(pids) || n < 8 {
+		t.Errorf("Running counts %d processes of the cluster, want its %d (%+v)", n, len(pids), Running())
+	}
 	var ports []string
 	for _, comp := range comps {
 		if comp.Endpoint != "" {
@@ -360,6 +379,9 @@ func haDownLeavesNoProcessPort(t *testing.T, h haCluster) {
 	}
 	if ps := procsOf(home); len(ps) > 0 {
 		t.Errorf("processes left: %+v", ps)
+	}
+	if n := running(); n != 0 {
+		t.Errorf("Running still counts %d processes of the cluster", n)
 	}
 	for _, addr := range ports {
 		if conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/internal/proc"
 )
 
@@ -302,4 +303,14 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Running lists the embedded clusters, of any home, that have live
+// processes on this machine (see cluster.Running).
+func Running() []cluster.Running {
+	var each []cluster.Running
+	for _, p := range taggedProcs() {
+		each = append(each, cluster.Running{Backend: "embedded", Name: p.Cluster, Where: "home " + p.Home})
+	}
+	return cluster.Tally(each)
 }

@@ -1,19 +1,63 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"kubelab.dev/kubelab/bench"
 	"kubelab.dev/kubelab/cluster"
+	"kubelab.dev/kubelab/cluster/docker"
+	"kubelab.dev/kubelab/cluster/embedded"
 )
 
 func newBenchCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure clusters on this machine: time to usable, memory, scale (prints tables)"}
 	cmd.AddCommand(newBenchUpCommand(g), newBenchScaleCommand(g))
 	return cmd
+}
+
+// besides adds to seen what else of kubelab's runs on this machine: the
+// clusters, embedded or docker, of any home, whose load would be in a
+// bench's figures, each under a key of its own (a cluster seen twice is
+// described as last seen).
+func besides(ctx context.Context, seen map[string]string) map[string]string {
+	if seen == nil {
+		seen = map[string]string{}
+	}
+	for _, r := range embedded.Running() {
+		seen[r.Backend+" "+r.Where+" "+r.Name] = r.String()
+	}
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if rs, err := docker.Running(dctx); err == nil { // no engine: no docker cluster runs
+		for _, r := range rs {
+			seen[r.Backend+" "+r.Where+" "+r.Name] = r.String()
+		}
+	}
+	return seen
+}
+
+// sayBesides writes to w that figures were, or are about to be, taken
+// beside others (from besides): on the progress stream before a bench,
+// and under its tables after it, so that a copied table says so too.
+func sayBesides(w io.Writer, others map[string]string) {
+	if len(others) == 0 {
+		return
+	}
+	var list []string
+	for _, k := range slices.Sorted(maps.Keys(others)) {
+		list = append(list, others[k])
+	}
+	fmt.Fprintf(w, "bench: measured beside other kubelab clusters, whose load is in these figures: %s (kubelab down them for figures of this machine alone)\n",
+		strings.Join(list, "; "))
 }
 
 // benchBackends makes the ephemeral clusters a bench boots.
@@ -51,10 +95,13 @@ func newBenchUpCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			others := besides(cmd.Context(), nil)
+			sayBesides(g.streams.Err, others)
 			rows, err := bench.Up(cmd.Context(), nb, bench.Cases(f.backends, f.seed, f.observe), f.runs, func(s string) { fmt.Fprintln(g.streams.Err, s) })
 			if werr := bench.WriteUp(g.streams.Out, rows); werr != nil && err == nil {
 				err = werr
 			}
+			sayBesides(g.streams.Out, besides(cmd.Context(), others))
 			return err
 		},
 	}
@@ -92,6 +139,9 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			others := besides(cmd.Context(), nil)
+			sayBesides(g.streams.Err, others)
+			defer func() { sayBesides(g.streams.Out, besides(cmd.Context(), others)) }()
 			var rs []bench.ScaleResult
 			for i := range f.nodes {
 				if f.nodes[i] < 1 || f.nodes[i] > cluster.MaxNodes || f.pods[i] < 0 || f.pods[i] > 110*f.nodes[i] {
