@@ -32,15 +32,14 @@ func besides(ctx context.Context, seen map[string]string) map[string]string {
 	if seen == nil {
 		seen = map[string]string{}
 	}
-	for _, r := range embedded.Running() {
-		seen[r.Backend+" "+r.Where+" "+r.Name] = r.String()
-	}
+	rs := embedded.Running()
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if rs, err := docker.Running(dctx); err == nil { // no engine: no docker cluster runs
-		for _, r := range rs {
-			seen[r.Backend+" "+r.Where+" "+r.Name] = r.String()
-		}
+	if drs, err := docker.Running(dctx); err == nil { // no engine: no docker cluster runs
+		rs = append(rs, drs...)
+	}
+	for _, r := range rs {
+		seen[r.Backend+" "+r.Where+" "+r.Name] = r.String()
 	}
 	return seen
 }
