@@ -134,6 +134,11 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 			if len(f.nodes) != len(f.pods) {
 				return invalidf("--nodes and --pods: want as many values each, got %d and %d", len(f.nodes), len(f.pods))
 			}
+			for i := range f.nodes {
+				if f.nodes[i] < 1 || f.nodes[i] > cluster.MaxNodes || f.pods[i] < 0 || f.pods[i] > 110*f.nodes[i] {
+					return invalidf("--nodes %d --pods %d: want 1 to %d nodes and at most 110 pods a node", f.nodes[i], f.pods[i], cluster.MaxNodes)
+				}
+			}
 			nb, err := benchBackends(g)
 			if err != nil {
 				return err
@@ -143,9 +148,6 @@ func newBenchScaleCommand(g *globals) *cobra.Command {
 			defer func() { sayBesides(g.streams.Out, besides(cmd.Context(), others)) }()
 			var rs []bench.ScaleResult
 			for i := range f.nodes {
-				if f.nodes[i] < 1 || f.nodes[i] > cluster.MaxNodes || f.pods[i] < 0 || f.pods[i] > 110*f.nodes[i] {
-					return invalidf("--nodes %d --pods %d: want 1 to %d nodes and at most 110 pods a node", f.nodes[i], f.pods[i], cluster.MaxNodes)
-				}
 				for _, hb := range f.heartbeat {
 					for _, o := range observations(cmd, f.observe, f.audit, f.record) {
 						spec := bench.ScaleSpec{Nodes: f.nodes[i], Pods: f.pods[i], Record: o.record, Audit: o.audit, Heartbeat: hb}

@@ -59,6 +59,7 @@ func TestExitCodes(t *testing.T) {
 		{"explicit 0 in --config", []string{"up", "--config", config}, ExitInvalid, "etcd: want 1, 3 or 5 members"},
 		{"flags override --config", []string{"up", "--config", config, "--etcd", "3", "--workers", "-2"}, ExitInvalid, "workers: want 1 to 4000 nodes, got -2"},
 		{"bench scale heartbeat 0", []string{"bench", "scale", "--heartbeat", "0"}, ExitInvalid, "--heartbeat 0: want a factor from 1 to 20"},
+		{"bench scale bad second pair", []string{"bench", "scale", "--nodes", "10,0", "--pods", "0,0"}, ExitInvalid, "--nodes 0 --pods 0: want 1 to"},
 		{"status of no cluster", []string{"status", "--name", "nope"}, ExitInvalid, "no such cluster"},
 		{"bad output format", []string{"version", "-o", "xml"}, ExitInvalid, `--output "xml": want json or yaml`},
 		{"fault with an unknown action", []string{"fault", "smash", "etcd-leader"}, ExitInvalid, `unknown action "smash"`},
