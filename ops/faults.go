@@ -77,10 +77,36 @@ func (f fault) Exec(ctx context.Context, env Env) (string, error) {
 	if name != target {
 		subject = target + "=" + name
 	}
+	if f.action == cluster.Start || f.action == cluster.Resume {
+		if running, err := alreadyRunning(ctx, c, name); err != nil {
+			return "", fmt.Errorf("%s %s: %w", f.action, subject, err)
+		} else if running {
+			// Nothing happens to it, so the timeline gets no fault: a
+			// learner reads every fault there as something done to the
+			// cluster.
+			return fmt.Sprintf("%s %s: already running, left as it is", f.action, subject), nil
+		}
+	}
 	at := time.Now()
 	if err := c.Act(ctx, name, f.action); err != nil {
 		return "", err
 	}
 	env.Fault(f.action, subject, at)
 	return fmt.Sprintf("%s %s", f.action, subject), nil
+}
+
+// alreadyRunning says whether the component name is running (not paused,
+// stopped or exited). A daemon inside a node is not a component of the
+// list; it counts as not running, and its start goes to the backend.
+func alreadyRunning(ctx context.Context, c *cluster.Cluster, name string) (bool, error) {
+	comps, err := c.Components(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, comp := range comps {
+		if comp.Name == name {
+			return comp.State == cluster.StateRunning, nil
+		}
+	}
+	return false, nil
 }
