@@ -144,34 +144,43 @@ func Score(points []KeyPoint, answer string) []PointScore {
 	out := make([]PointScore, 0, len(points))
 	for _, kp := range points {
 		ps := PointScore{Point: kp.Point, Made: true}
-		for gi, g := range kp.Terms {
-			found := ""
-			for _, alt := range g {
-				if termIn(norm, alt) {
-					found = alt
-					break
-				}
-			}
-			if found == "" {
+		for _, g := range kp.Terms {
+			if !madeGroup(norm, g) {
 				ps.Made = false
 				ps.Missing = append(ps.Missing, termInBothLanguages(g))
-				continue
-			}
-			if gi == 0 {
-				for _, s := range sentences {
-					if termIn(normalizeAnswer(s), found) {
-						ps.By = s
-						break
-					}
-				}
 			}
 		}
-		if !ps.Made {
-			ps.By = ""
+		if ps.Made {
+			ps.By = bestSentence(kp.Terms, sentences)
 		}
 		out = append(out, ps)
 	}
 	return out
+}
+
+// bestSentence is the sentence of the answer that makes the most of a
+// point's term groups (the first of equals): the quote a learner sees as
+// where the point was made.
+func bestSentence(groups [][]string, sentences []string) string {
+	best, most := "", 0
+	for _, s := range sentences {
+		norm, n := normalizeAnswer(s), 0
+		for _, g := range groups {
+			if madeGroup(norm, g) {
+				n++
+			}
+		}
+		if n > most {
+			best, most = s, n
+		}
+	}
+	return best
+}
+
+// madeGroup reports whether normalised text holds one of a term group's
+// alternatives.
+func madeGroup(norm string, group []string) bool {
+	return slices.ContainsFunc(group, func(alt string) bool { return termIn(norm, alt) })
 }
 
 // Made counts the points made.
@@ -216,7 +225,7 @@ func termIn(norm, term string) bool {
 		return false
 	}
 	if hasHan(t) {
-		return strings.Contains(strings.ReplaceAll(norm, " ", ""), strings.ReplaceAll(t, " ", ""))
+		return strings.Contains(hanText(norm), hanText(t))
 	}
 	for i := 0; ; {
 		j := strings.Index(norm[i:], " "+t)
@@ -231,6 +240,13 @@ func termIn(norm, term string) bool {
 		}
 		i += j + 1
 	}
+}
+
+// hanText is normalised text as Chinese terms match it: without spaces
+// and without the particle 的, which a learner may write or leave out
+// (新的领导者, 新领导者, 新的 leader).
+func hanText(norm string) string {
+	return strings.NewReplacer(" ", "", "的", "").Replace(norm)
 }
 
 // wordEndings are the endings an English term matches with ("" first).

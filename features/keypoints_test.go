@@ -24,6 +24,10 @@ func TestScoreMatchesTermsInBothLanguages(t *testing.T) {
 	}{
 		{"Writes are committed by a quorum. The new leader has a higher term!", []bool{true, true, false}, "Writes are committed by a quorum"},
 		{"写入需要多数派确认后才提交。新的领导者任期更高。", []bool{true, true, false}, "写入需要多数派确认后才提交"},
+		// The quote is the sentence that makes the most of the point,
+		// not the first that names one of its terms.
+		{"多数派选出领导者。写入由多数派确认后才提交。", []bool{true, false, false}, "写入由多数派确认后才提交"},
+		{"A quorum elects the leader. Writes commit on a majority.", []bool{true, false, false}, "Writes commit on a majority"},
 		{"Controllers reconciled it; a MAJORITY was needed to commit.", []bool{true, false, true}, "a MAJORITY was needed to commit"},
 		{"determination of terms", []bool{false, false, false}, ""},
 		{"", []bool{false, false, false}, ""},
@@ -38,6 +42,25 @@ func TestScoreMatchesTermsInBothLanguages(t *testing.T) {
 		}
 		if !got[0].Made && !slices.Contains(got[0].Missing, "majority / 多数派") && !slices.Contains(got[0].Missing, "commit / 提交") {
 			t.Errorf("Score(%q): missing %v, want the first term of the missing group with its first Chinese one", tc.answer, got[0].Missing)
+		}
+	}
+}
+
+// TestChineseTermsIgnoreDe: a Chinese term matches with or without the
+// particle 的 on either side, as learners write both.
+func TestChineseTermsIgnoreDe(t *testing.T) {
+	for _, tc := range []struct {
+		term, answer string
+		want         bool
+	}{
+		{"新的领导者", "选出新领导者", true},
+		{"新的领导者", "选出新的领导者", true},
+		{"新领导者", "选出新的领导者", true},
+		{"新 leader", "会有新的 Leader", true},
+		{"新的领导者", "旧领导者", false},
+	} {
+		if got := termIn(normalizeAnswer(tc.answer), tc.term); got != tc.want {
+			t.Errorf("termIn(%q, %q) = %v, want %v", tc.answer, tc.term, got, tc.want)
 		}
 	}
 }
