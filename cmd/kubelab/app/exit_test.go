@@ -48,6 +48,7 @@ func TestExitCodes(t *testing.T) {
 		{"invalid lab", []string{"validate", "../../../load/testdata/invalid-several.yaml"}, ExitInvalid, "invalid-several.yaml:"},
 		{"grade no submissions", []string{"grade", "../../../exercises/spread-replicas", "--submissions", empty}, ExitInvalid, "no submission directories"},
 		{"grade a missing submission", []string{"grade", "../../../exercises/spread-replicas", "--submission", filepath.Join(empty, "nope")}, ExitInvalid, "read submission"},
+		{"grade with the submission as an argument", []string{"grade", "../../../exercises/spread-replicas", empty}, ExitInvalid, "--submission " + empty},
 		{"grade both", []string{"grade", "../../../exercises/spread-replicas"}, ExitInvalid, "want exactly one of"},
 		{"etcd 0", []string{"up", "--etcd", "0"}, ExitInvalid, "etcd: want 1, 3 or 5 members, got 0 (an odd number, for a Raft quorum)"},
 		{"etcd 2", []string{"up", "--etcd", "2"}, ExitInvalid, "got 2"},

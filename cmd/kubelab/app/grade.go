@@ -75,7 +75,14 @@ The Markdown summary is also appended to $GITHUB_STEP_SUMMARY when set.`,
   kubelab grade exercises/pdb-drain --submission . --junit grade.xml --json grade.json --markdown grade.md --html grade.html
   kubelab grade exercises/rbac-least-privilege --submissions class-2026/ --parallel 2 --out grades/
   kubelab grade exercises/rbac-least-privilege --submissions class-2026/ --on class.kubeconfig --parallel 8 --image registry.example/kubelab-grader:v1`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 && f.submission == "" && f.submissions == "" {
+				// kubelab grade EXERCISE ANSWER: the likeliest first try.
+				return fmt.Errorf("grade takes one EXERCISE; pass the work to grade with a flag: "+
+					"kubelab grade %s --submission %s (one learner's manifests), or --submissions %[2]s (a directory per learner)", args[0], args[1])
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (f.submission == "") == (f.submissions == "") {
 				return invalid(errors.New("want exactly one of --submission DIR and --submissions DIR"))
