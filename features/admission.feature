@@ -25,9 +25,9 @@ Feature: Admission: validation and policies
 
   Key points:
     - A write passes authentication, authorization, mutating admission, schema validation and validating admission before it reaches etcd.
-      terms: authenticat, authn, 认证 | authoriz, authz, rbac, 授权 | mutating, mutation, 变更准入, 修改 | validat, 校验, 验证
+      terms: authenticat, authn, 认证 | authoriz, authz, rbac, 授权, 鉴权, 权限检查 | mutating, mutation, 变更准入, 修改, 变更 | validat, 校验, 验证
     - Strict field validation rejects an unknown or misspelt field before any admission runs.
-      terms: unknown field, misspelt, misspelled, typo, strict, 未知字段, 拼写 | reject, refuse, 拒绝
+      terms: unknown field, misspelt, misspelled, typo, strict, 未知字段, 拼写, 严格字段, 写错, 拼错, 错误字段, 不存在字段 | reject, refuse, 拒绝, 拒掉, 驳回
     - A rule such as "at most 5 replicas" is a ValidatingAdmissionPolicy: a CEL expression inside the apiserver, no webhook.
       terms: validatingadmissionpolicy, admission policy, cel, 准入策略 | cel, expression, 表达式
     - The policy acts through a binding (Deny, Warn or Audit) and must match the scale subresource too.

@@ -29,7 +29,7 @@ Feature: The apiserver request pipeline
     - Then mutating admission, schema validation (422 Invalid) and validating admission, and only then etcd.
       terms: mutating, 变更 | validat, 校验, 验证 | etcd
     - A request stopped at a stage never reaches the next one.
-      terms: never reaches, stops, stopped, does not reach, 不会到达, 停止, 短路
+      terms: never reaches, stops, stopped, does not reach, 不会到达, 停止, 短路, 不会执行, 不再继续, 不会继续, 后面阶段不会, 后面步骤不会
     - The audit log records every request with its user, decision and response code.
       terms: audit, 审计
 

@@ -23,7 +23,7 @@ Feature: Controllers are level-triggered
     - The apiserver accepts the change: it only stores the desired state.
       terms: desired state, desired, stores, accept, 期望状态, 存储
     - Nothing happens while the controllers are down: they run in kube-controller-manager.
-      terms: controller-manager, controller manager, kube-controller-manager, 控制器管理器 | nothing happens, no new pods, not created, 不会创建, 没有
+      terms: controller-manager, controller manager, kube-controller-manager, 控制器管理器 | nothing happens, no new pods, not created, 不会创建, 没有, 没人, 没有人, 不会有新
     - Controllers are level-triggered: they do not replay missed events, they compare desired with observed state.
       terms: level-triggered, level triggered, level based, 水平触发 | compare, desired, observed, actual, difference, 比较, 差异
     - When the controller-manager comes back, it lists the current state and catches up within seconds.

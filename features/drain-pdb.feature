@@ -31,7 +31,7 @@ Feature: Cordon and drain with a PodDisruptionBudget
       terms: poddisruptionbudget, pdb, disruption budget, 中断预算 | 429, too many requests, retry, retries, wait, spare, allowed, 重试, 等待
       evidence: timeline pod
     - The ReplicaSet replaces evicted Pods on other nodes, so the budget frees up one Pod at a time.
-      terms: replace, replacement, another node, other node, 替换, 其他节点
+      terms: replace, replacement, another node, other node, 替换, 其他节点, 别的节点, 重新创建, 重建
     - Budgets protect against voluntary disruptions only, not node crashes.
       terms: voluntary, 自愿
 

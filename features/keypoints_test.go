@@ -152,3 +152,31 @@ func TestChineseModelAnswersMakeTheirPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestChineseLearnerAnswersMakeTheirPoints: for every shipped drill,
+// testdata/answers/zh holds answers (separated by lines of ---) that
+// learners of the course might write in Chinese, in the course notes'
+// words or their own and not the model answer's, each making every key
+// point. Each must score full marks: a point missed there is a synonym
+// the drill's terms lack.
+func TestChineseLearnerAnswersMakeTheirPoints(t *testing.T) {
+	drills, err := Load(".", "docker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range drills {
+		name := strings.TrimSuffix(filepath.Base(d.Path), ".feature")
+		answer, err := os.ReadFile(filepath.Join("testdata", "answers", "zh", name+".txt"))
+		if err != nil {
+			t.Errorf("%s: no learner's answer in Chinese: %v", d.Path, err)
+			continue
+		}
+		for i, a := range strings.Split(string(answer), "\n---\n") {
+			for _, s := range Score(d.KeyPoints, a) {
+				if !s.Made {
+					t.Errorf("%s: learner's answer %d misses %q (no term of: %v)", d.Path, i+1, s.Point, s.Missing)
+				}
+			}
+		}
+	}
+}
