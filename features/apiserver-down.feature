@@ -31,7 +31,7 @@ Feature: What happens when the apiserver dies
 
   Key points:
     - Running Pods keep running: kubelets and kube-proxy's rules carry on without the apiserver.
-      terms: running pods, pods keep running, containers keep running, 继续运行, 正在运行, 正在跑, 已运行, 运行中 | not affected, unaffected, keep running, keeps them going, 不受影响, 继续运行, 不会受到影响, 不会受影响, 照常
+      terms: running pods, pods keep running, containers keep running, 继续运行, 正在运行, 正在跑, 已运行, 运行中, already running, existing pods, existing workloads, keep running | not affected, unaffected, keep running, keeps them going, 不受影响, 继续运行, 不会受到影响, 不会受影响, 照常
     - Nothing can be created, changed or deleted: every write fails.
       terms: write, create, changed, 写入, 创建 | fail, 失败, nothing can, 无法, 不能, 做不了, 报错
     - Controllers and the scheduler can neither watch nor write, so nothing is scheduled or replaced.

@@ -24,7 +24,7 @@ Feature: HA apiservers behind a load balancer
 
   Key points:
     - The apiserver is stateless: all state is in etcd, so several can run side by side.
-      terms: stateless, all state is in etcd, 无状态, 不保存状态, 没有状态, 不存状态 | etcd
+      terms: stateless, all state is in etcd, 无状态, 不保存状态, 没有状态, 不存状态, keep any state, keeps no state, holds no state, no state | etcd
     - Run several behind a load balancer that every client points at.
       terms: load balancer, haproxy, nlb, 负载均衡
     - When one dies the balancer's health check takes it out of rotation; clients retry and re-establish watches.

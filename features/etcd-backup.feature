@@ -30,7 +30,7 @@ Feature: etcd backup and restore
     - Restoring makes a new etcd cluster: every member restores the same snapshot, with new member and cluster IDs.
       terms: restore, 恢复 | new cluster, new member, cluster id, initial-cluster-token, 新集群
     - Everything written after the snapshot is lost, everything deleted after it is back.
-      terms: written after, lost, gone, 丢失 | deleted after, is back, comes back, 回来, 重新出现, 又出现, 复活
+      terms: written after, lost, gone, 丢失 | deleted after, is back, comes back, 回来, 重新出现, 又出现, 复活, are back, reappear
     - Bump the revision and mark it compacted, so watchers relist (410 Gone) instead of resuming from revisions that now mean other writes.
       terms: bump-revision, bump revision, mark-compacted, mark compacted, 410, relist
     - Stop the apiservers before the restore and start them after.

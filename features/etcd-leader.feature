@@ -35,7 +35,7 @@ Feature: etcd leader failover
       terms: new leader, becomes leader, elected, wins an election, wins the election, 新的领导者, 新 leader, 选出 | second, 秒
       evidence: recovery
     - Nothing acknowledged is lost: every acknowledged write is already on a majority.
-      terms: nothing acknowledged is lost, not lost, no data loss, nothing is lost, 不会丢失, 不丢, 不会丢
+      terms: nothing acknowledged is lost, not lost, no data loss, nothing is lost, 不会丢失, 不丢, 不会丢, no acknowledged, never lost, no data is lost
     - 3 members tolerate 1 failure, 5 tolerate 2; an even count adds nothing.
       terms: tolerate, tolerance, 容忍, 容错 | even, odd, 偶数, 奇数
     - The old leader rejoins as a follower when it sees the higher term, and catches up.

@@ -32,9 +32,9 @@ Feature: etcd quorum lost and regained
       terms: no leader, without a leader, cannot elect, 没有领导者, 无主, 选不出, 无法选出, 没有 leader, 没有主 | write, 写
       evidence: timeline etcd-leader
     - Running Pods keep running, but the control plane is frozen.
-      terms: running pods, pods keep running, 继续运行, 正在运行, 已运行, 运行中, 不受影响 | frozen, nothing can be created, 冻结, 任何变更, 无法变更, 不能变更, 无法修改, 不能修改, 只读, 瘫痪
+      terms: running pods, pods keep running, 继续运行, 正在运行, 已运行, 运行中, 不受影响, already running, keep running | frozen, nothing can be created, 冻结, 任何变更, 无法变更, 不能变更, 无法修改, 不能修改, 只读, 瘫痪
     - Nothing acknowledged is lost; when the members return they elect a leader and the data is there.
-      terms: nothing acknowledged is lost, not lost, nothing is lost, 不会丢失, 不会丢 | elect, 选举, 选出, 选主
+      terms: nothing acknowledged is lost, not lost, nothing is lost, 不会丢失, 不会丢, nothing that was acknowledged, no acknowledged, never lost | elect, 选举, 选出, 选主
       evidence: recovery
     - A write that timed out is unknown, not failed: retry idempotently.
       terms: timeout, timed out, 超时 | unknown, maybe, idempotent, 未知, 幂等

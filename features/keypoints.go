@@ -216,9 +216,11 @@ func normalizeAnswer(s string) string {
 }
 
 // termIn reports whether a term occurs in normalised text: a Chinese term
-// anywhere, an English one as whole words, allowing the common endings
-// (leader, leaders; elect, elected, electing, election; a stem such as
-// reconcil matches reconcile, reconciles, reconciling).
+// anywhere, an English one as whole words, each allowing the common
+// endings (leader, leaders; elect, elected, electing, election; keep
+// running, keeps running; cascade, cascading; a stem such as reconcil
+// matches reconcile, reconciles, reconciling). Words of three letters or
+// fewer but the last (no, not, is) match only as they are.
 func termIn(norm, term string) bool {
 	t := strings.TrimSpace(normalizeAnswer(term))
 	if t == "" {
@@ -227,19 +229,42 @@ func termIn(norm, term string) bool {
 	if hasHan(t) {
 		return strings.Contains(hanText(norm), hanText(t))
 	}
-	for i := 0; ; {
-		j := strings.Index(norm[i:], " "+t)
-		if j < 0 {
-			return false
-		}
-		rest := norm[i+j+1+len(t):]
-		for _, e := range wordEndings {
-			if strings.HasPrefix(rest, e+" ") {
-				return true
+	words, want := strings.Fields(norm), strings.Fields(t)
+	for i := 0; i+len(want) <= len(words); i++ {
+		match := true
+		for k, w := range want {
+			if !wordMatches(words[i+k], w, k == len(want)-1) {
+				match = false
+				break
 			}
 		}
-		i += j + 1
+		if match {
+			return true
+		}
 	}
+	return false
+}
+
+// wordMatches reports whether an answer's word is a term's word with one
+// of the common endings (the word as is when it is short and not last).
+// A term's final e may give way to an ending that starts with a vowel
+// (cascade, cascading).
+func wordMatches(word, term string, last bool) bool {
+	if word == term {
+		return true
+	}
+	if len(term) <= 3 && !last {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(word, term); ok && slices.Contains(wordEndings, rest) {
+		return true
+	}
+	if stem, ok := strings.CutSuffix(term, "e"); ok && len(stem) > 2 {
+		if rest, ok := strings.CutPrefix(word, stem); ok && rest != "" && strings.ContainsRune("aei", rune(rest[0])) && slices.Contains(wordEndings, rest) {
+			return true
+		}
+	}
+	return false
 }
 
 // hanText is normalised text as Chinese terms match it: without spaces

@@ -23,7 +23,7 @@ Feature: RBAC: who may do what
 
   Key points:
     - Authentication says who asks; authorization (RBAC) decides what they may do.
-      terms: authenticat, authn, 认证 | authoriz, 授权
+      terms: authenticat, authn, 认证 | authoriz, 授权, authz
     - RBAC only allows: there are no deny rules, anything not granted is forbidden.
       terms: only allow, no deny, not granted is forbidden, default deny, 只允许, 没有拒绝, 默认拒绝
     - A Role lists verbs on resources in a namespace; a ClusterRole does so cluster-wide.

@@ -26,7 +26,7 @@ Feature: Taints: NoSchedule, PreferNoSchedule and NoExecute
     - A taint on a node repels Pods; a toleration only allows a Pod there, it does not attract it.
       terms: taint, 污点 | toleration, tolerate, 容忍 | not attract, does not attract, only allow, 不会吸引, 不吸引, 不会把 Pod 吸引, node affinity, 不一定, 不是一定, 并不保证, 只是允许, 只是让
     - NoSchedule: the scheduler filters the node out for intolerant Pods; running Pods stay.
-      terms: noschedule, no schedule | stay, keep running, already running, 保留, 继续
+      terms: noschedule, no schedule | stay, keep running, already running, 保留, 继续, running pods
     - PreferNoSchedule is soft: the node is scored last but still used when nothing else fits.
       terms: prefernoschedule, prefer no schedule | soft, last, 软, 最后
     - NoExecute also evicts the intolerant Pods already running, at once or after tolerationSeconds.
