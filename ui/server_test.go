@@ -310,8 +310,9 @@ func TestTerminal(t *testing.T) {
 
 // TestMachineryAndFaults: each evaluation carries the machinery (the
 // timeline drawn as the report draws it, the faults offered); a fault the
-// page offers runs as a lab operation and shows on the timeline; one it
-// does not offer is refused.
+// page offers runs as a lab operation and shows on the timeline (a start
+// of a component that runs says so and leaves it be); one it does not
+// offer is refused.
 func TestMachineryAndFaults(t *testing.T) {
 	addr, _ := serve(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -346,8 +347,14 @@ func TestMachineryAndFaults(t *testing.T) {
 	if code, body := post(`{"kind": "kill", "target": "load-balancer"}`); code != http.StatusBadRequest {
 		t.Errorf("a fault the page does not offer: %d %s", code, body)
 	}
-	if code, body := post(`{"kind": "start", "target": "kube-scheduler-1"}`); code != http.StatusOK || !strings.Contains(body, `"status":"passed"`) {
+	// A start of what runs leaves it be and says so, off the timeline.
+	if code, body := post(`{"kind": "start", "target": "kube-scheduler-1"}`); code != http.StatusOK || !strings.Contains(body, `"status":"passed"`) || !strings.Contains(body, "already running") {
 		t.Fatalf("start kube-scheduler-1: %d %s", code, body)
+	}
+	for _, f := range []string{`{"kind": "nodeDown", "target": "worker-1"}`, `{"kind": "nodeUp", "target": "worker-1"}`} {
+		if code, body := post(f); code != http.StatusOK || !strings.Contains(body, `"status":"passed"`) {
+			t.Fatalf("%s: %d %s", f, code, body)
+		}
 	}
 	for i := 0; i < 5; i++ {
 		if m = next().Machinery; strings.Contains(m.Timeline, "start") {
