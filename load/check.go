@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -316,12 +317,35 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 		return nil
 	}
 	if fe := (*file.Error)(nil); errors.As(err, &fe) {
-		c.errorAt(path, "invalid expression: %s (at %d:%d of the expression)", fe.Message, fe.Line, fe.Column+1)
+		c.errorAt(path, "invalid expression: %s (at %d:%d of the expression)", c.hint(fe.Message), fe.Line, fe.Column+1)
 		return nil
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	c.errorAt(path, "invalid expression: %s", msg)
 	return nil
+}
+
+// Messages of the expression type checker that hint() words for a lab
+// author: they name the environment's Go types.
+var (
+	unknownNameRE = regexp.MustCompile(`^unknown name (\w+)$`)
+	noFieldRE     = regexp.MustCompile(`^type assertions\.(\w+) has no field (\w+)$`)
+)
+
+// hint words a type checker's message for a lab author: an unknown name
+// gets the nearest of the environment's names and the bindings, a field
+// a type lacks gets the nearest field and the type's fields.
+func (c *checker) hint(msg string) string {
+	if m := unknownNameRE.FindStringSubmatch(msg); m != nil {
+		names := append(assertions.Names(), slices.Sorted(maps.Keys(c.bindings))...)
+		return msg + suggest(m[1], names)
+	}
+	if m := noFieldRE.FindStringSubmatch(msg); m != nil {
+		if fields := assertions.Fields(m[1]); fields != nil {
+			return fmt.Sprintf("a %s has no field %s%s; its fields: %s", m[1], m[2], suggest(m[2], fields), strings.Join(fields, ", "))
+		}
+	}
+	return msg
 }
 
 // unknownProbe is the first probes.NAME an expression reads that no

@@ -1,10 +1,13 @@
 package load
 
 import (
+	"errors"
 	"reflect"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/expr-lang/expr/file"
 
 	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/ops"
@@ -112,6 +115,9 @@ func (c *checker) template(s, path string, shell bool) *ops.Template {
 		comp, err := assertions.Compile(name+pm[2], c.bindings, false)
 		if err != nil {
 			msg, _, _ := strings.Cut(err.Error(), "\n")
+			if fe := (*file.Error)(nil); errors.As(err, &fe) {
+				msg = c.hint(fe.Message)
+			}
 			c.errorAt(path, "template ${%s}: %s", inner, msg)
 			ok = false
 			continue
