@@ -198,6 +198,29 @@ func Format(v any) string {
 	return s
 }
 
+// Pretty renders a value as Format does, whole: structures as indented
+// JSON keyed by the names expressions use (kubelab eval).
+func Pretty(v any) string {
+	switch v.(type) {
+	case nil, string, bool, int, int64, uint64, float64:
+		return Format(v)
+	}
+	b, err := json.MarshalIndent(Plain(v), "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Plain is a value with its structs turned into maps keyed by the names
+// expressions use, for encoding (kubelab eval -o json).
+func Plain(v any) any {
+	if v == nil {
+		return nil
+	}
+	return exprView(reflect.ValueOf(v))
+}
+
 // exprView converts structs to maps keyed by their expr tags, so values
 // print with the names expressions use.
 func exprView(v reflect.Value) any {

@@ -312,16 +312,8 @@ func (c *checker) expr(src, path string, asBool bool) *assertions.Compiled {
 			}
 		}
 	}
-	if errors.Is(err, assertions.ErrCompilerFailed) {
-		c.errorAt(path, "%v", err) // the expression is not at fault: say so
-		return nil
-	}
-	if fe := (*file.Error)(nil); errors.As(err, &fe) {
-		c.errorAt(path, "invalid expression: %s (at %d:%d of the expression)", c.hint(fe.Message), fe.Line, fe.Column+1)
-		return nil
-	}
-	msg, _, _ := strings.Cut(err.Error(), "\n")
-	c.errorAt(path, "invalid expression: %s", msg)
+	// A compiler failure is not the expression's fault: ExprProblem says so.
+	c.errorAt(path, "%s", ExprProblem(err, slices.Sorted(maps.Keys(c.bindings))))
 	return nil
 }
 
@@ -332,13 +324,19 @@ var (
 	noFieldRE     = regexp.MustCompile(`^type assertions\.(\w+) has no field (\w+)$`)
 )
 
-// hint words a type checker's message for a lab author: an unknown name
-// gets the nearest of the environment's names and the bindings, a field
-// a type lacks gets the nearest field and the type's fields.
+// hint words a type checker's message for a lab author (see hintMessage)
+// with the bindings recorded so far.
 func (c *checker) hint(msg string) string {
+	return hintMessage(msg, slices.Sorted(maps.Keys(c.bindings)))
+}
+
+// hintMessage words a type checker's message for a lab author: an
+// unknown name gets the nearest of the environment's names and the
+// bindings, a field a type lacks gets the nearest field and the type's
+// fields.
+func hintMessage(msg string, bindings []string) string {
 	if m := unknownNameRE.FindStringSubmatch(msg); m != nil {
-		names := append(assertions.Names(), slices.Sorted(maps.Keys(c.bindings))...)
-		return msg + suggest(m[1], names)
+		return msg + suggest(m[1], append(assertions.Names(), bindings...))
 	}
 	if m := noFieldRE.FindStringSubmatch(msg); m != nil {
 		if fields := assertions.Fields(m[1]); fields != nil {
@@ -346,6 +344,19 @@ func (c *checker) hint(msg string) string {
 		}
 	}
 	return msg
+}
+
+// ExprProblem words an error of assertions.Compile as kubelab validate
+// does: the nearest name or field, and where in the expression.
+func ExprProblem(err error, bindings []string) string {
+	if fe := (*file.Error)(nil); errors.As(err, &fe) {
+		return fmt.Sprintf("invalid expression: %s (at %d:%d of the expression)", hintMessage(fe.Message, bindings), fe.Line, fe.Column+1)
+	}
+	if errors.Is(err, assertions.ErrCompilerFailed) {
+		return err.Error()
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return "invalid expression: " + msg
 }
 
 // unknownProbe is the first probes.NAME an expression reads that no

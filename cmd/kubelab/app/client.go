@@ -35,6 +35,11 @@ func ParseClientCall(args []string) (c ClientCall, ok bool) {
 	if c.Args, ok = c.leadingFlags(rest[1:]); !ok {
 		return c, false
 	}
+	// "kubelab kubectl -- get pods", as minikube's kubectl wants it: the
+	// separator ends kubelab's flags, it is not the tool's.
+	if len(c.Args) > 0 && c.Args[0] == "--" {
+		c.Args = c.Args[1:]
+	}
 	return c, true
 }
 

@@ -141,6 +141,8 @@ func TestParseClientCall(t *testing.T) {
 		{[]string{"kubectl", "--name", "c2", "get", "nodes"}, true, "kubectl", "c2", true, []string{"get", "nodes"}},
 		{[]string{"--name=c3", "etcdctl", "member", "list"}, true, "etcdctl", "c3", true, []string{"member", "list"}},
 		{[]string{"-v", "--home", "/h", "kubectl", "expose", "deploy/web", "--name", "svc"}, true, "kubectl", "kubelab", false, []string{"expose", "deploy/web", "--name", "svc"}},
+		{[]string{"kubectl", "--name", "c4", "--", "-n", "kube-system", "get", "pods"}, true, "kubectl", "c4", true, []string{"-n", "kube-system", "get", "pods"}},
+		{[]string{"kubectl", "get", "--", "x"}, true, "kubectl", "kubelab", false, []string{"get", "--", "x"}},
 		{[]string{"up", "--name", "x"}, false, "", "", false, nil},
 		{[]string{"--name"}, false, "", "", false, nil},
 	} {

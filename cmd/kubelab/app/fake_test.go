@@ -403,3 +403,49 @@ func TestUIOnAFake(t *testing.T) {
 		t.Errorf("the cluster ui started was not removed:\n%s", log)
 	}
 }
+
+// TestEvalOnAFake: kubelab eval prints one value alone, several as
+// EXPRESSION = VALUE lines, -o json as one object keyed by expression
+// with the names expressions use; a typo is refused, with the field meant,
+// before the cluster is read; --watch prints what changed, until Ctrl-C.
+func TestEvalOnAFake(t *testing.T) {
+	state := func(pods int) assertionstest.State {
+		s := webPods(pods)
+		s.Raft = assertions.Raft{Leader: "etcd-2", HasLeader: true, Term: 3}
+		return s
+	}
+	h := newFakeHome(t, state(0))
+	if out, code := h.run(t.Context(), "up", "--name", "e"); code != app.ExitPassed {
+		t.Fatalf("up: exit %d\n%s", code, out)
+	}
+	if out, code := h.run(t.Context(), "eval", "--name", "e", "raft.leader"); code != app.ExitPassed || out != "\"etcd-2\"\n" {
+		t.Errorf("eval raft.leader: exit %d, %q", code, out)
+	}
+	if out, code := h.run(t.Context(), "eval", "--name", "e", "raft.term", `len(pods("app=web"))`); code != app.ExitPassed || out != "raft.term = 3\nlen(pods(\"app=web\")) = 0\n" {
+		t.Errorf("eval of two: exit %d, %q", code, out)
+	}
+	out, code := h.run(t.Context(), "eval", "--name", "e", "raft", "-o", "json")
+	var got map[string]map[string]any
+	if err := json.Unmarshal([]byte(out), &got); code != app.ExitPassed || err != nil || got["raft"]["leader"] != "etcd-2" || got["raft"]["hasLeader"] != true {
+		t.Errorf("eval -o json: exit %d, %v\n%s", code, err, out)
+	}
+	if out, code := h.run(t.Context(), "eval", "--name", "nobody", "raft.leadr"); code != app.ExitInvalid || !strings.Contains(out, `did you mean "leader"`) {
+		t.Errorf("eval of a typo: exit %d\n%s\nwant exit 2 naming the field, before looking for the cluster", code, out)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	var watchOut string
+	go func() {
+		defer close(done)
+		watchOut, code = h.run(ctx, "eval", "--name", "e", "--watch", `len(pods("app=web"))`, "raft.term")
+	}()
+	time.Sleep(300 * time.Millisecond)
+	h.fc.Set(state(2))
+	time.Sleep(3 * time.Second) // the change, then the debounce, on a busy machine
+	cancel()
+	<-done
+	if code != app.ExitPassed || !strings.Contains(watchOut, `len(pods("app=web")) = 0`) || !strings.Contains(watchOut, `len(pods("app=web")) = 2`) || strings.Count(watchOut, "raft.term") != 1 {
+		t.Errorf("eval --watch: exit %d\n%s\nwant the pods' count before and after, raft.term once", code, watchOut)
+	}
+}
