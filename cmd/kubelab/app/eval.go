@@ -143,17 +143,8 @@ func watchEval(ctx context.Context, w io.Writer, s *engine.Session, exprs []stri
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}
-		drain(s.Changed())
-		select {
-		case <-ctx.Done():
+		if !awaitChange(ctx, s) {
 			return nil
-		case <-s.Changed():
-		case <-time.After(watchResync):
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(watchDebounce):
 		}
 	}
 }

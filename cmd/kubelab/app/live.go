@@ -371,24 +371,32 @@ func watchChecks(ctx context.Context, g *globals, s *engine.Session, ex *grade.E
 		if done {
 			return gr
 		}
-		// Drain what the evaluation itself saw change, then wait for the
-		// next change and let its burst settle. The view watches pods,
-		// nodes, endpoints, leases and events, not every kind a check may
-		// read (a Role, a Service's port): watchResync re-evaluates anyway.
-		drain(s.Changed())
-		select {
-		case <-ctx.Done():
+		if !awaitChange(ctx, s) {
 			return gr
-		case <-s.Changed():
-		case <-time.After(watchResync):
 		}
-		select {
-		case <-ctx.Done():
-			return gr
-		case <-time.After(watchDebounce):
-		}
-		drain(s.Changed())
 	}
+}
+
+// awaitChange drains what an evaluation itself saw change, waits for the
+// next change of the cluster and lets its burst settle; false when ctx
+// ends first. The view watches pods, nodes, endpoints, leases and events,
+// not every kind an expression may read (a Role, a Service's port, the
+// Raft table): after watchResync without a change it returns anyway.
+func awaitChange(ctx context.Context, s *engine.Session) bool {
+	drain(s.Changed())
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.Changed():
+	case <-time.After(watchResync):
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(watchDebounce):
+	}
+	drain(s.Changed())
+	return true
 }
 
 // allRunPassed says whether every check that ran passed (skipped
