@@ -20,7 +20,8 @@ const (
 	CapNodeDown Capability = "node-down"
 	// CapPartitions: cut a component off the network and heal it.
 	CapPartitions Capability = "partitions"
-	// CapEtcdRaft: read etcd's Raft state (raft.*, etcd-leader targets).
+	// CapEtcdRaft: reach etcd itself: its Raft state (raft.*, etcd-leader
+	// targets) and its keys ($ETCDCTL in a script).
 	CapEtcdRaft Capability = "etcd-raft"
 	// CapEtcdSnapshots: save and restore etcd snapshots.
 	CapEtcdSnapshots Capability = "etcd-snapshots"

@@ -501,6 +501,14 @@ func (c *Cluster) Do(ctx context.Context, target string, a Action) (string, erro
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
 
+// Etcdctler is a backend whose etcd members etcdctl can reach from this
+// machine (a lab script's $ETCDCTL).
+type Etcdctler interface {
+	// EtcdctlEnv is the environment (ETCDCTL_ENDPOINTS, ETCDCTL_CACERT,
+	// ETCDCTL_CERT, ETCDCTL_KEY...) that points etcdctl at the members.
+	EtcdctlEnv() map[string]string
+}
+
 // NodeExecer is a backend whose nodes are real machines (containers) that
 // commands can run in: their iptables, their container runtime.
 type NodeExecer interface {

@@ -161,8 +161,8 @@ func (s *scenario) fault(ctx context.Context, action, target string) error {
 	return err
 }
 
-// outcomeRE matches the steps that may follow "I run kubectl" and set its
-// expectations.
+// outcomeRE matches the steps that may follow "I run kubectl" (or
+// etcdctl) and set its expectations.
 var outcomeRE = regexp.MustCompile(`^(?:it (fails|succeeds)|the output matches ` + quoted + `)$`)
 
 // kubectl runs "I run kubectl": it first reads the outcome steps right
@@ -170,6 +170,12 @@ var outcomeRE = regexp.MustCompile(`^(?:it (fails|succeeds)|the output matches `
 // expectError and expectOutput, so one operation carries the whole check.
 // With stdin, kubectl runs from a script with the manifest on its stdin.
 func (s *scenario) kubectl(ctx context.Context, args, stdin string) error {
+	return s.command(ctx, "kubectl", args, stdin)
+}
+
+// command runs "I run kubectl|etcdctl" (tool): see kubectl. etcdctl runs
+// from a script, as $ETCDCTL, which points it at the cluster's members.
+func (s *scenario) command(ctx context.Context, tool, args, stdin string) error {
 	expectError, expectOutput, seen := false, "", map[string]bool{}
 	for _, next := range s.steps[s.cur+1:] {
 		m := outcomeRE.FindStringSubmatch(next.Text)
@@ -185,7 +191,7 @@ func (s *scenario) kubectl(ctx context.Context, args, stdin string) error {
 			expectError = m[1] == "fails"
 		default:
 			if seen["output"] {
-				return fmt.Errorf("%q: only one \"the output matches\" may follow \"I run kubectl\"", next.Text)
+				return fmt.Errorf("%q: only one \"the output matches\" may follow \"I run %s\"", next.Text, tool)
 			}
 			seen["output"] = true
 			expectOutput = unquote(m[2])
@@ -198,6 +204,17 @@ func (s *scenario) kubectl(ctx context.Context, args, stdin string) error {
 	}
 	argv, err := splitArgs(expanded)
 	if err != nil {
+		return err
+	}
+	if tool == "etcdctl" {
+		cmd := "$ETCDCTL"
+		for _, a := range argv {
+			cmd += " " + shellQuote(a)
+		}
+		_, err = s.run(ctx, ops.Operation{
+			Description: "etcdctl " + expanded,
+			Script:      &ops.ScriptOp{Command: cmd, ExpectError: expectError, ExpectOutput: expectOutput},
+		})
 		return err
 	}
 	if stdin == "" {
@@ -229,7 +246,7 @@ func (s *scenario) kubectl(ctx context.Context, args, stdin string) error {
 func outcomeStep(ctx context.Context, _ string) error {
 	return withScenario(ctx, func(s *scenario) error {
 		if _, ok := s.follows[s.steps[s.cur].Id]; !ok {
-			return fmt.Errorf("%q must directly follow \"I run kubectl ...\" (or another outcome step after it)", s.steps[s.cur].Text)
+			return fmt.Errorf("%q must directly follow \"I run kubectl ...\" or \"I run etcdctl ...\" (or another outcome step after it)", s.steps[s.cur].Text)
 		}
 		return nil
 	})

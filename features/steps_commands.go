@@ -35,15 +35,25 @@ func commandsSteps() []Step {
 			},
 		},
 		{
+			Group: "Commands", Keyword: "When", Phrase: `I run etcdctl "ARGS"`,
+			Doc: "script: runs etcdctl against the cluster's etcd members, with its client certificate ($ETCDCTL; ARGS as for kubectl). " +
+				`A backend whose etcd this machine cannot reach (an existing cluster) refuses it. The same outcomes apply as for "I run kubectl", and its output can be saved.`,
+			Examples: []string{`When I run etcdctl "get /registry/secrets/default/db --print-value-only"`},
+			re:       `^I run etcdctl ` + quoted + `$`,
+			fn: func(ctx context.Context, args string) error {
+				return withScenario(ctx, func(s *scenario) error { return s.command(ctx, "etcdctl", unquote(args), "") })
+			},
+		},
+		{
 			Group: "Commands", Keyword: "Then", Phrase: "it fails|succeeds",
-			Doc:      `Directly after "I run kubectl": the command must fail (expectError) or succeed.`,
+			Doc:      `Directly after "I run kubectl" or "I run etcdctl": the command must fail (expectError) or succeed.`,
 			Examples: []string{"Then it fails"},
 			re:       `^it (fails|succeeds)$`,
 			fn:       outcomeStep,
 		},
 		{
 			Group: "Commands", Keyword: "Then", Phrase: `the output matches "REGEX"`,
-			Doc:      `Directly after "I run kubectl" (and "it fails"): the combined output must match REGEX (expectOutput, RE2).`,
+			Doc:      `Directly after "I run kubectl" or "I run etcdctl" (and "it fails"): the combined output must match REGEX (expectOutput, RE2).`,
 			Examples: []string{`Then the output matches "^no$"`},
 			re:       `^the output matches ` + quoted + `$`,
 			fn:       outcomeStep,
@@ -94,7 +104,7 @@ func commandsSteps() []Step {
 		},
 		{
 			Group: "Commands", Keyword: "When", Phrase: `I save the output as "NAME"`,
-			Doc:      "Saves the trimmed output of the previous kubectl as ${NAME} for later kubectl arguments.",
+			Doc:      "Saves the trimmed output of the previous kubectl or etcdctl as ${NAME} for later arguments.",
 			Examples: []string{`When I save the output as "oldVersion"`},
 			re:       `^I save the output as "([A-Za-z_][A-Za-z0-9_]*)"$`,
 			fn: func(ctx context.Context, name string) error {

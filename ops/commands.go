@@ -116,7 +116,9 @@ func (s *ScriptOp) Validate(c Checker) {
 
 // Exec runs the command with KUBECONFIG, KUBECTL (kubectl of the
 // kubelab binary), KUBELAB_CLUSTER (the cluster's name) and
-// KUBELAB_BACKEND (embedded, docker) set.
+// KUBELAB_BACKEND (embedded, docker) set, and, on a backend whose etcd
+// this machine reaches, ETCDCTL (etcdctl of the kubelab binary) with the
+// ETCDCTL_* variables that point it at the members.
 func (s *ScriptOp) Exec(ctx context.Context, env Env) (string, error) {
 	return runCommand(ctx, env, command{what: s.Command, expectError: s.ExpectError, expect: s.expect, bind: s.Bind, retry: s.Retry},
 		func(ctx context.Context) *exec.Cmd {
@@ -124,9 +126,26 @@ func (s *ScriptOp) Exec(ctx context.Context, env Env) (string, error) {
 			c := env.Cluster()
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Access().Kubeconfig, "KUBECTL="+strings.Join(kubectl(env), " "),
 				"KUBELAB_CLUSTER="+c.Topology().Name, "KUBELAB_BACKEND="+c.Name())
+			if e, ok := c.Backend.(cluster.Etcdctler); ok {
+				cmd.Env = append(cmd.Env, "ETCDCTL="+strings.Join(binaries.EtcdctlOf(env.Binary()), " "))
+				for k, v := range e.EtcdctlEnv() {
+					cmd.Env = append(cmd.Env, k+"="+v)
+				}
+			}
 			return cmd
 		})
 }
+
+// Needs of a script: etcd, when it runs $ETCDCTL.
+func (s *ScriptOp) Needs() []cluster.Capability {
+	if etcdctlRE.MatchString(s.Command) {
+		return []cluster.Capability{cluster.CapEtcdRaft}
+	}
+	return nil
+}
+
+// etcdctlRE finds a script's use of $ETCDCTL (or ${ETCDCTL}).
+var etcdctlRE = regexp.MustCompile(`\$\{?ETCDCTL\b`)
 
 // Retry makes a command run again, backing off (100ms doubling to 2s),
 // until an attempt passes or the timeout ends: for what the apiservers

@@ -290,7 +290,9 @@ type KubectlOp struct {
 // ScriptOp runs a shell command.
 type ScriptOp struct {
 	// Command is run by sh -c, with KUBECONFIG, KUBECTL, KUBELAB_CLUSTER
-	// and KUBELAB_BACKEND set.
+	// and KUBELAB_BACKEND set, and ETCDCTL (etcdctl with the cluster's
+	// etcd client certificate) where this machine reaches etcd: a script
+	// that uses $ETCDCTL needs such a backend.
 	Command string `json:"command" yaml:"command" jsonschema:"minLength=1"`
 	// ExpectError makes the operation succeed only if the command fails.
 	ExpectError bool `json:"expectError,omitempty" yaml:"expectError,omitempty"`

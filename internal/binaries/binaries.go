@@ -55,6 +55,15 @@ func KubectlOf(kubelab string) []string {
 	return []string{kubelab, "kubectl"}
 }
 
+// EtcdctlOf is the command line that runs etcdctl for the kubelab binary
+// kubelab: kubelab-components' etcdctl, else kubelab's own.
+func EtcdctlOf(kubelab string) []string {
+	if c := ComponentsOf(kubelab); c != kubelab {
+		return []string{c, "component", "etcdctl"}
+	}
+	return []string{kubelab, "etcdctl"}
+}
+
 // MustComponents is the components executable next to the kubelab
 // binary kubelab, or an error that says how to get it.
 func MustComponents(kubelab string) (string, error) {
