@@ -94,7 +94,8 @@ func (c *ClientCall) leadingFlags(args []string) ([]string, bool) {
 // Env returns the environment that points the tool at the named cluster,
 // on either backend. It leaves an explicit KUBECONFIG alone. When no
 // --name was given, no cluster has the default name and exactly one
-// embedded cluster exists, that one is used.
+// embedded cluster exists, that one is used; with none, it fails saying
+// how to start one.
 func (c ClientCall) Env() (map[string]string, error) {
 	env := map[string]string{}
 	if c.Tool == "kubectl" && os.Getenv("KUBECONFIG") != "" && !c.Explicit {
@@ -110,9 +111,8 @@ func (c ClientCall) Env() (map[string]string, error) {
 		}
 	}
 	if err != nil {
-		if c.Tool == "kubectl" && !c.Explicit {
-			return env, nil // let kubectl report its own "no configuration" error
-		}
+		// Never kubectl's own fallback: with no kubelab cluster it would
+		// read ~/.kube/config and act on whatever cluster that names.
 		return nil, err
 	}
 	acc := b.Access()

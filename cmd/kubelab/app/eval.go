@@ -131,7 +131,8 @@ func watchEval(ctx context.Context, w io.Writer, s *engine.Session, exprs []stri
 		for i, e := range exprs {
 			text := ""
 			if v, err := s.Eval(e); err != nil {
-				text = "error: " + err.Error()
+				first, _, _ := strings.Cut(err.Error(), "\n") // not the expression drawn again
+				text = "error: " + first
 			} else {
 				text = assertions.Format(v)
 			}

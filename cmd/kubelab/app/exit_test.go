@@ -169,3 +169,19 @@ func TestClientHelpNeedsNoCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestClientWithoutAClusterSaysSo: kubelab kubectl with no kubelab
+// cluster and no KUBECONFIG fails saying how to start one; it never lets
+// kubectl fall back to ~/.kube/config, whose cluster is not a lab's.
+func TestClientWithoutAClusterSaysSo(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBELAB_NAME", "")
+	c, ok := ParseClientCall([]string{"--home", t.TempDir(), "kubectl", "delete", "namespace", "prod"})
+	if !ok {
+		t.Fatal("not a kubectl call")
+	}
+	env, err := c.Env()
+	if err == nil || ExitCode(err) != ExitInvalid || !strings.Contains(err.Error(), "kubelab up") {
+		t.Errorf("Env() = %v, %v; want an invalid-input error that says kubelab up", env, err)
+	}
+}
