@@ -121,8 +121,10 @@ func (l *Live) List(ctx context.Context, resource, namespace, selector string) (
 
 // Can implements View with a SubjectAccessReview: the apiserver's own
 // authorizers answer whether user may verb resource in namespace ("" for
-// cluster-scoped resources). resource is "pods", "deployments.apps" or
-// "pods/log" (a subresource). A service account's user name
+// cluster-scoped resources). resource is named as kubectl auth can-i
+// names it ("pods", "leases", "deploy", "deployments.apps"; discovery
+// gives the group), with a subresource after a slash ("pods/log"); a
+// name discovery does not know is asked as written. A service account's user name
 // (system:serviceaccount:NS:NAME) gets the groups its token would carry,
 // so bindings to system:serviceaccounts[:NS] count.
 func (l *Live) Can(ctx context.Context, user, verb, resource, namespace string) (bool, error) {
@@ -131,6 +133,9 @@ func (l *Live) Can(ctx context.Context, user, verb, resource, namespace string) 
 	}
 	res, sub, _ := strings.Cut(resource, "/")
 	gr := schema.ParseGroupResource(res)
+	if m, err := l.generic.resource(res); err == nil {
+		gr = m.Resource.GroupResource()
+	}
 	groups := []string{"system:authenticated"}
 	if rest, ok := strings.CutPrefix(user, "system:serviceaccount:"); ok {
 		ns, _, _ := strings.Cut(rest, ":")
