@@ -92,13 +92,14 @@ func (c *ClientCall) leadingFlags(args []string) ([]string, bool) {
 }
 
 // Env returns the environment that points the tool at the named cluster,
-// on either backend. It leaves an explicit KUBECONFIG alone. When no
+// on either backend. It leaves an explicit KUBECONFIG (or kubectl's
+// --kubeconfig) alone. When no
 // --name was given, no cluster has the default name and exactly one
 // embedded cluster exists, that one is used; with none, it fails saying
 // how to start one.
 func (c ClientCall) Env() (map[string]string, error) {
 	env := map[string]string{}
-	if c.Tool == "kubectl" && os.Getenv("KUBECONFIG") != "" && !c.Explicit {
+	if c.Tool == "kubectl" && !c.Explicit && (os.Getenv("KUBECONFIG") != "" || c.namesKubeconfig()) {
 		return env, nil
 	}
 	g := &globals{name: c.Name, home: c.Home}
@@ -125,6 +126,20 @@ func (c ClientCall) Env() (map[string]string, error) {
 		}
 	}
 	return env, nil
+}
+
+// namesKubeconfig reports whether kubectl's own --kubeconfig flag comes
+// before any "--": the caller chose the cluster.
+func (c ClientCall) namesKubeconfig() bool {
+	for _, a := range c.Args {
+		if a == "--" {
+			return false
+		}
+		if a == "--kubeconfig" || strings.HasPrefix(a, "--kubeconfig=") {
+			return true
+		}
+	}
+	return false
 }
 
 // newClientCommand lists kubectl or etcdctl in --help. main runs them

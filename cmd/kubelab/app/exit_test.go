@@ -184,4 +184,11 @@ func TestClientWithoutAClusterSaysSo(t *testing.T) {
 	if err == nil || ExitCode(err) != ExitInvalid || !strings.Contains(err.Error(), "kubelab up") {
 		t.Errorf("Env() = %v, %v; want an invalid-input error that says kubelab up", env, err)
 	}
+	// kubectl's own --kubeconfig names the cluster: nothing to find.
+	for _, flag := range [][]string{{"--kubeconfig", "/k"}, {"--kubeconfig=/k"}} {
+		c, _ := ParseClientCall(append([]string{"--home", t.TempDir(), "kubectl"}, append(flag, "get", "pods")...))
+		if env, err := c.Env(); err != nil || len(env) != 0 {
+			t.Errorf("kubectl %v: Env() = %v, %v; want kubectl left to its flag", flag, env, err)
+		}
+	}
 }
