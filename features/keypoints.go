@@ -195,13 +195,21 @@ func Made(scores []PointScore) int {
 }
 
 // normalizeAnswer lowercases s and turns everything but letters, digits and
-// Han characters into single spaces, with a space at each end.
+// Han characters into single spaces, with a space at each end and between
+// Han characters and other letters that touch.
 func normalizeAnswer(s string) string {
 	var b strings.Builder
 	b.WriteByte(' ')
-	space := true
+	space, han := true, false
 	for _, r := range strings.ToLower(s) {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '+' {
+			// Chinese written against English (leader挂了, 在election
+			// timeout内) is two words, as if spaced.
+			isHan := unicode.Is(unicode.Han, r)
+			if !space && isHan != han {
+				b.WriteByte(' ')
+			}
+			han = isHan
 			b.WriteRune(r)
 			space = false
 		} else if !space {
