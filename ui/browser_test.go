@@ -155,9 +155,17 @@ func TestMachineryInChromium(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#faults button[data-kind="kill"][data-target="etcd-leader"]`)),
 		chromedp.Poll[chromedp.Void](leaderJS+` !== "" && `+leaderJS+` !== "`+before+`"`, chromedp.WithPollingTimeout(60*time.Second)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#timeline svg line.marker") !== null`, chromedp.WithPollingTimeout(30*time.Second)),
+		// The page says what the fault did; the killed member's start
+		// button wakes up, the running members' stay idle.
+		chromedp.Poll[chromedp.Void](`document.getElementById("fault-result").textContent.includes("kill etcd-leader=`+before+`")`, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Poll[chromedp.Void](`!document.querySelector('#faults button[data-kind="start"][data-target="`+before+`"]').disabled`, chromedp.WithPollingTimeout(30*time.Second)),
 	)
 	if err != nil {
 		t.Fatalf("after killing the etcd leader %s: %v\n%s", before, err, machinery())
+	}
+	idle, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('#faults button[data-kind="start"]:disabled').length`))
+	if err != nil || idle < 2 {
+		t.Errorf("start buttons of running components: %d disabled (%v), want the 2 running members' and more", idle, err)
 	}
 	err = chromedp.Do(bctx,
 		typeInTerminal("kubectl get secrets --as=system:serviceaccount:default:nobody"),

@@ -71,6 +71,30 @@ type Fault struct {
 	Kind   string `json:"kind"`
 	Target string `json:"target"`
 	Label  string `json:"label"`
+	// Idle says why the fault would change nothing now (a start of a
+	// component that runs, a node taken down that is down): the page
+	// shows the button disabled with this as its title.
+	Idle string `json:"idle,omitempty"`
+}
+
+// markIdle marks the faults that would change nothing in the cluster as
+// it is: a start of a running component, a node brought up that is up
+// or taken down that is down.
+func markIdle(p *i18n.Printer, fs []Fault, comps []cluster.Component) {
+	state := map[string]cluster.State{}
+	for _, c := range comps {
+		state[c.Name] = c.State
+	}
+	for i, f := range fs {
+		st, known := state[f.Target]
+		switch {
+		case !known:
+		case (f.Kind == "start" || f.Kind == "nodeUp") && st == cluster.StateRunning:
+			fs[i].Idle = p.Sprintf("%s is running", f.Target)
+		case f.Kind == "nodeDown" && st != cluster.StateRunning:
+			fs[i].Idle = p.Sprintf("%s is down", f.Target)
+		}
+	}
 }
 
 // faults are what the page offers for the topology and capabilities.
@@ -80,23 +104,23 @@ func faults(p *i18n.Printer, t cluster.Topology, caps map[cluster.Capability]boo
 	}
 	var out []Fault
 	if t.Etcd >= 3 && caps[cluster.CapEtcdRaft] {
-		out = append(out, Fault{"kill", "etcd-leader", p.S("kill the etcd leader")})
+		out = append(out, Fault{Kind: "kill", Target: "etcd-leader", Label: p.S("kill the etcd leader")})
 	}
 	if t.Schedulers >= 1 {
-		out = append(out, Fault{"kill", "scheduler-leader", p.S("kill the scheduler leader")})
+		out = append(out, Fault{Kind: "kill", Target: "scheduler-leader", Label: p.S("kill the scheduler leader")})
 	}
 	if t.ControllerManagers >= 1 {
-		out = append(out, Fault{"kill", "controller-manager-leader", p.S("kill the controller-manager leader")})
+		out = append(out, Fault{Kind: "kill", Target: "controller-manager-leader", Label: p.S("kill the controller-manager leader")})
 	}
 	if caps[cluster.CapNodeDown] {
 		for _, n := range t.Nodes {
-			out = append(out, Fault{"nodeDown", n.Name, p.Sprintf("take %s down", n.Name)}, Fault{"nodeUp", n.Name, p.Sprintf("bring %s up", n.Name)})
+			out = append(out, Fault{Kind: "nodeDown", Target: n.Name, Label: p.Sprintf("take %s down", n.Name)}, Fault{Kind: "nodeUp", Target: n.Name, Label: p.Sprintf("bring %s up", n.Name)})
 		}
 	}
 	// Every component that can be stopped can be started again.
 	for _, names := range [][]string{controlplane.EtcdMembers(t), controlplane.Schedulers(t), controlplane.ControllerManagers(t)} {
 		for _, c := range names {
-			out = append(out, Fault{"start", c, p.Sprintf("start %s", c)})
+			out = append(out, Fault{Kind: "start", Target: c, Label: p.Sprintf("start %s", c)})
 		}
 	}
 	return out
@@ -162,6 +186,12 @@ func (s *Server) machinery() Machinery {
 	m.Faults = faults(p, sess.Topology(), caps)
 	if len(m.Faults) == 0 {
 		m.Notes["faults"] = p.S("this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)")
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if comps, err := sess.Cluster().Components(ctx); err == nil {
+			markIdle(p, m.Faults, comps)
+		}
+		cancel()
 	}
 	return m
 }

@@ -329,6 +329,14 @@ func TestMachineryAndFaults(t *testing.T) {
 	if !offered["kill scheduler-leader"] || !offered["start kube-scheduler-1"] || !offered["nodeDown worker-1"] {
 		t.Errorf("faults offered: %v", m.Faults)
 	}
+	// What would change nothing now is offered idle, saying why: every
+	// component and node of the fake runs.
+	for _, f := range m.Faults {
+		idle := f.Kind == "start" || f.Kind == "nodeUp"
+		if idle != (f.Idle != "") {
+			t.Errorf("fault %s %s: idle %q", f.Kind, f.Target, f.Idle)
+		}
+	}
 	post := func(body string) (int, string) {
 		r, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/fault", strings.NewReader(body))
 		if err != nil {

@@ -187,6 +187,8 @@ var zh = map[string]string{
 	"take %s down":                                                                "让 %s 宕机",
 	"bring %s up":                                                                 "让 %s 恢复",
 	"start %s":                                                                    "启动 %s",
+	"%s is running":                                                               "%s 正在运行",
+	"%s is down":                                                                  "%s 已停止",
 	"this backend cannot read etcd's Raft state (an existing cluster's etcd is not kubelab's)":         "此后端无法读取 etcd 的 Raft 状态（已有集群的 etcd 不归 kubelab 管理）",
 	"the apiservers' audit log is not read on this cluster, so the request pipeline cannot be drawn":   "此集群不读取 apiserver 的审计日志，因此无法绘制请求流水线",
 	"this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)": "此后端无法对集群组件注入故障（已有集群不归 kubelab 破坏）",
