@@ -70,6 +70,7 @@ func TestExitCodes(t *testing.T) {
 		{"kubectl is in the help", []string{"--help"}, ExitPassed, "kubectl "},
 		{"no clusters", []string{"get", "clusters", "-o", "json"}, ExitPassed, "[]"},
 		{"list says which labs need docker", []string{"list", "../../../labs/docker"}, ExitPassed, "  docker  "},
+		{"list says which labs need a cluster of kubelab's", []string{"list", "../../../labs"}, ExitPassed, "  embedded,docker  "},
 		{"node exec without a command", []string{"node", "exec", "worker-1"}, ExitInvalid, "want NODE -- COMMAND"},
 		{"node exec of no cluster", []string{"node", "exec", "worker-1", "--", "ip", "route"}, ExitInvalid, "no such cluster"},
 		{"get a Kubernetes resource", []string{"get", "nodes"}, ExitInvalid, "for the cluster's objects: kubelab kubectl get nodes"},

@@ -340,7 +340,7 @@ func newListCommand(g *globals) *cobra.Command {
 	var topics bool
 	cmd := &cobra.Command{
 		Use:   "list [DIR]",
-		Short: "List labs: file, title, the backend they need, topics, estimated duration (--topics: the course's topics and what practises each)",
+		Short: "List labs: file, title, the backends they run on, topics, estimated duration (--topics: the course's topics and what practises each)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if topics {
@@ -369,17 +369,32 @@ func newListCommand(g *globals) *cobra.Command {
 				if l.Metadata.Duration.Duration > 0 {
 					d = l.Metadata.Duration.String()
 				}
-				be := "any"
-				if l.NeedsNodeInternals() {
-					be = "docker" // it looks inside real nodes
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", l.File(), l.Metadata.Title, be, strings.Join(l.Metadata.Topics, ","), d)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", l.File(), l.Metadata.Title, labBackends(l), strings.Join(l.Metadata.Topics, ","), d)
 			}
 			return w.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&topics, "topics", false, "list the 21 topics of the course with the labs, drills and exercises of each (from labs/, features/, exercises/)")
 	return cmd
+}
+
+// labBackends says where a lab runs: "docker" when it needs real nodes
+// (it looks inside them, cuts a network, or is one of labs/docker/, whose
+// kubelets run probes and pods), "embedded,docker" when it needs more of
+// the cluster than its API (a component to kill, etcd, the audit log...),
+// which an existing cluster (kubeconfig) does not give, and "any"
+// otherwise.
+func labBackends(l *load.Lab) string {
+	needs := l.Needs()
+	_, inside := needs[cluster.CapNodeInternals]
+	_, cut := needs[cluster.CapPartitions]
+	switch {
+	case inside || cut || filepath.Base(filepath.Dir(l.File())) == "docker":
+		return "docker"
+	case len(needs) > 0:
+		return "embedded,docker"
+	}
+	return "any"
 }
 
 // listTopics prints the curriculum index of the checkout's labs/, labs/docker/,
