@@ -124,9 +124,9 @@ func (l *Live) List(ctx context.Context, resource, namespace, selector string) (
 // cluster-scoped resources). resource is named as kubectl auth can-i
 // names it ("pods", "leases", "deploy", "deployments.apps"; discovery
 // gives the group), with a subresource after a slash ("pods/log"); a
-// name discovery does not know is asked as written. A service account's user name
-// (system:serviceaccount:NS:NAME) gets the groups its token would carry,
-// so bindings to system:serviceaccounts[:NS] count.
+// name discovery does not know is asked as written. A service account's
+// user name (system:serviceaccount:NS:NAME) gets the groups its token
+// would carry, so bindings to system:serviceaccounts[:NS] count.
 func (l *Live) Can(ctx context.Context, user, verb, resource, namespace string) (bool, error) {
 	if err := l.generic.init(l); err != nil {
 		return false, err

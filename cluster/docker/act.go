@@ -176,6 +176,8 @@ func (b *Backend) Partition(ctx context.Context, name string) error {
 	return err
 }
 
+var _ cluster.Etcdctler = (*Backend)(nil)
+
 // EtcdctlEnv points etcdctl at the members' addresses.
 func (b *Backend) EtcdctlEnv() map[string]string {
 	b.mu.Lock()

@@ -303,6 +303,8 @@ func (b *Backend) Access() cluster.Access {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+var _ cluster.Etcdctler = (*Backend)(nil)
+
 // EtcdctlEnv points etcdctl at the cluster's members.
 func (b *Backend) EtcdctlEnv() map[string]string {
 	var eps []string

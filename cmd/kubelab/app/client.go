@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/embedded"
 )
 
@@ -121,7 +122,7 @@ func (c ClientCall) Env() (map[string]string, error) {
 	case "kubectl":
 		env["KUBECONFIG"] = acc.Kubeconfig
 	case "etcdctl":
-		if e, ok := b.(interface{ EtcdctlEnv() map[string]string }); ok {
+		if e, ok := b.(cluster.Etcdctler); ok {
 			env = e.EtcdctlEnv()
 		}
 	}
