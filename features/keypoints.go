@@ -278,9 +278,9 @@ func wordMatches(word, term string, last bool) bool {
 // hanText is normalised text as Chinese terms match it: without spaces
 // and without the particle 的, which a learner may write or leave out
 // (新的领导者, 新领导者, 新的 leader).
-func hanText(norm string) string {
-	return strings.NewReplacer(" ", "", "的", "").Replace(norm)
-}
+func hanText(norm string) string { return hanDrop.Replace(norm) }
+
+var hanDrop = strings.NewReplacer(" ", "", "的", "")
 
 // wordEndings are the endings an English term matches with ("" first).
 var wordEndings = []string{"", "s", "es", "e", "d", "ed", "ted", "ting", "ing", "ion", "ions", "ation", "ations",
