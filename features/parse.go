@@ -229,6 +229,17 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// shellCommand is a script line that runs program (a variable such as
+// $KUBECTL) with argv, each argument quoted.
+func shellCommand(program string, argv []string) string {
+	var b strings.Builder
+	b.WriteString(program)
+	for _, a := range argv {
+		b.WriteString(" " + shellQuote(a))
+	}
+	return b.String()
+}
+
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expand replaces ${name} with the values saved by "I save the output as".

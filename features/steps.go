@@ -207,13 +207,9 @@ func (s *scenario) command(ctx context.Context, tool, args, stdin string) error 
 		return err
 	}
 	if tool == "etcdctl" {
-		cmd := "$ETCDCTL"
-		for _, a := range argv {
-			cmd += " " + shellQuote(a)
-		}
 		_, err = s.run(ctx, ops.Operation{
 			Description: "etcdctl " + expanded,
-			Script:      &ops.ScriptOp{Command: cmd, ExpectError: expectError, ExpectOutput: expectOutput},
+			Script:      &ops.ScriptOp{Command: shellCommand("$ETCDCTL", argv), ExpectError: expectError, ExpectOutput: expectOutput},
 		})
 		return err
 	}
@@ -228,15 +224,10 @@ func (s *scenario) command(ctx context.Context, tool, args, stdin string) error 
 	if strings.Contains(stdin, eof) {
 		return fmt.Errorf("the manifest must not contain %s", eof)
 	}
-	var cmd strings.Builder
-	cmd.WriteString(`$KUBECTL`)
-	for _, a := range argv {
-		cmd.WriteString(" " + shellQuote(a))
-	}
-	fmt.Fprintf(&cmd, " <<'%s'\n%s\n%s\n", eof, stdin, eof)
+	cmd := shellCommand("$KUBECTL", argv) + fmt.Sprintf(" <<'%s'\n%s\n%s\n", eof, stdin, eof)
 	_, err = s.run(ctx, ops.Operation{
 		Description: "kubectl " + expanded + " < manifest",
-		Script:      &ops.ScriptOp{Command: cmd.String(), ExpectError: expectError, ExpectOutput: expectOutput},
+		Script:      &ops.ScriptOp{Command: cmd, ExpectError: expectError, ExpectOutput: expectOutput},
 	})
 	return err
 }

@@ -94,10 +94,9 @@ func (c *ClientCall) leadingFlags(args []string) ([]string, bool) {
 
 // Env returns the environment that points the tool at the named cluster,
 // on either backend. It leaves an explicit KUBECONFIG (or kubectl's
-// --kubeconfig) alone. When no
-// --name was given, no cluster has the default name and exactly one
-// embedded cluster exists, that one is used; with none, it fails saying
-// how to start one.
+// --kubeconfig) alone. When no --name was given, no cluster has the
+// default name and exactly one embedded cluster exists, that one is
+// used; with none, it fails saying how to start one.
 func (c ClientCall) Env() (map[string]string, error) {
 	env := map[string]string{}
 	if c.Tool == "kubectl" && !c.Explicit && (os.Getenv("KUBECONFIG") != "" || c.namesKubeconfig()) {
