@@ -203,3 +203,31 @@ func TestMatchAudit(t *testing.T) {
 		}
 	}
 }
+
+// ctxView's get() fails once its context is done, as the live view's
+// requests do.
+type ctxView struct{ View }
+
+func (ctxView) Get(ctx context.Context, _, _, _ string) (map[string]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return map[string]any{"metadata": map[string]any{"name": "team-a"}}, nil
+}
+
+// A wait's last evaluation runs after its deadline: its failed lookups
+// must not make get(...) == nil hold for an object that exists.
+func TestLookupsAfterTheDeadlineDoNotHold(t *testing.T) {
+	c, err := Compile(`get("namespaces", "team-a") == nil`, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Holds(context.Background(), c, ctxView{}, nil); ok || err != nil {
+		t.Fatalf("live context: Holds = %v, %v; want false, nil", ok, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if ok, err := Holds(ctx, c, ctxView{}, nil); ok || !errors.Is(err, context.Canceled) {
+		t.Fatalf("done context: Holds = %v, %v; want false and the context's error", ok, err)
+	}
+}

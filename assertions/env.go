@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,6 +49,9 @@ type View interface {
 	// Scheduling is the scheduler's last decision about a pod, plugin by
 	// plugin (Found false until it tried the pod).
 	Scheduling(ctx context.Context, namespace, name string) (Scheduling, error)
+	// Metrics is the Prometheus text a control-plane component serves at
+	// /metrics.
+	Metrics(ctx context.Context, component string) ([]byte, error)
 	// Get reads any object (nil when it does not exist); List lists
 	// objects by label selector. Both ask the apiserver at each
 	// evaluation: they are polled, not watched.
@@ -78,9 +82,24 @@ func (e lookupError) what() string {
 	}
 	args := make([]string, len(e.args))
 	for i, a := range e.args {
-		args[i] = fmt.Sprintf("%#v", a)
+		args[i] = argString(a)
 	}
 	return e.name + "(" + strings.Join(args, ", ") + ")"
+}
+
+// argString writes a lookup's argument as an expression would: "x", or
+// {"le": "0.1"} for a map.
+func argString(a any) string {
+	m, ok := a.(map[string]any)
+	if !ok {
+		return fmt.Sprintf("%#v", a)
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%q: %s", k, argString(m[k]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // lookups collects the failed lookups of one evaluation (nil drops them).
@@ -94,6 +113,23 @@ func lookup[T any](ls *lookups, name string, args ...any) func(T, error) T {
 			ls.errs = append(ls.errs, lookupError{name: name, args: args, err: err})
 		}
 		return v
+	}
+}
+
+// strict is lookup for the functions whose zero value would be an answer
+// (get's nil says "does not exist", can's false "may not", metric's 0):
+// their failed lookup fails the evaluation, which a wait keeps waiting
+// past and an assert reports, instead of reading as that answer.
+func strict[T any](ls *lookups, name string, args ...any) func(T, error) (T, error) {
+	return func(v T, err error) (T, error) {
+		if err != nil {
+			le := lookupError{name: name, args: args, err: err}
+			if ls != nil {
+				ls.errs = append(ls.errs, le)
+			}
+			return v, fmt.Errorf("%s failed: %w", le.what(), err)
+		}
+		return v, nil
 	}
 }
 
@@ -150,19 +186,19 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 		// map (nil when it does not exist): .spec, .status, .metadata...
 		// Resources are named as kubectl names them (plural, kind, short
 		// name, "deployments.apps"). Polled, not watched.
-		"get": func(resource, name string, namespace ...string) map[string]any {
-			return lookup[map[string]any](ls, "get", append([]any{resource, name}, strs(namespace)...)...)(v.Get(ctx, resource, ns(namespace), name))
+		"get": func(resource, name string, namespace ...string) (map[string]any, error) {
+			return strict[map[string]any](ls, "get", append([]any{resource, name}, strs(namespace)...)...)(v.Get(ctx, resource, ns(namespace), name))
 		},
 		// list("configmaps", "app=web", "team") lists objects by label
 		// selector ("" = all), as maps. Polled, not watched.
-		"list": func(resource, selector string, namespace ...string) []map[string]any {
-			return lookup[[]map[string]any](ls, "list", append([]any{resource, selector}, strs(namespace)...)...)(v.List(ctx, resource, ns(namespace), selector))
+		"list": func(resource, selector string, namespace ...string) ([]map[string]any, error) {
+			return strict[[]map[string]any](ls, "list", append([]any{resource, selector}, strs(namespace)...)...)(v.List(ctx, resource, ns(namespace), selector))
 		},
 		// can("system:serviceaccount:team:reader", "delete", "pods", "team")
 		// asks the apiserver's authorizers (a SubjectAccessReview); ""
 		// namespace for cluster-scoped resources. Polled.
-		"can": func(user, verb, resource, namespace string) bool {
-			return lookup[bool](ls, "can", user, verb, resource, namespace)(v.Can(ctx, user, verb, resource, namespace))
+		"can": func(user, verb, resource, namespace string) (bool, error) {
+			return strict[bool](ls, "can", user, verb, resource, namespace)(v.Can(ctx, user, verb, resource, namespace))
 		},
 	}
 	maps.Copy(fs, machineryFuncs(ctx, v, ls, def))
@@ -197,6 +233,27 @@ func machineryFuncs(ctx context.Context, v View, ls *lookups, def string) map[st
 			return lookup[Component](ls, "component", name)(v.Component(ctx, name))
 		},
 		"apiservers": func() []APIServer { return lookup[[]APIServer](ls, "apiservers")(v.APIServers(ctx)) },
+		// metric("etcd-1", "etcd_server_leader_changes_seen_total") is a
+		// control-plane component's metric, read from its /metrics: the
+		// sum of its series whose labels include those of the optional
+		// map, e.g. metric("kube-apiserver-1", "apiserver_request_total",
+		// {"verb": "POST", "resource": "configmaps"}); NAME_count and
+		// NAME_sum of a histogram. Polled.
+		"metric": func(component, name string, labels ...map[string]any) (float64, error) {
+			var want map[string]any
+			if len(labels) > 0 {
+				want = labels[0]
+			}
+			largs := []any{component, name}
+			if want != nil {
+				largs = append(largs, want)
+			}
+			text, err := v.Metrics(ctx, component)
+			if err != nil {
+				return strict[float64](ls, "metric", largs...)(0, err)
+			}
+			return strict[float64](ls, "metric", largs...)(MetricValue(text, component, name, want))
+		},
 		// iptables("worker-1") is the node's nat table as kube-proxy wrote it:
 		// .services["default/web"].endpoints, .chain, .seps; .chains (docker
 		// backend: simulated nodes have none).

@@ -3,6 +3,7 @@ package assertions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -48,14 +49,47 @@ func env(ctx context.Context, c *Compiled, v View, bindings map[string]any, ls *
 // (Explain reports it). A panic while evaluating (in the view or the VM)
 // is an error, never a crash of the run.
 func Eval(ctx context.Context, c *Compiled, v View, bindings map[string]any) (out any, err error) {
+	out, _, err = eval(ctx, c, v, bindings)
+	return out, err
+}
+
+// eval runs c over v and returns its value and the lookups that failed.
+// A lookup that failed once ctx was done (a wait's last evaluation, after
+// its deadline) read nothing of the cluster: its zero value would make
+// get(...) == nil hold for an object that is there, so the evaluation is
+// the context's error instead.
+func eval(ctx context.Context, c *Compiled, v View, bindings map[string]any) (out any, ls *lookups, err error) {
+	ls = &lookups{}
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("evaluate %q: the expression evaluator failed: %v", c.Source, r)
 		}
 	}()
-	out, err = expr.Run(c.Program, env(ctx, c, v, bindings, nil))
+	out, err = expr.Run(c.Program, env(ctx, c, v, bindings, ls))
 	if err != nil {
-		return nil, fmt.Errorf("evaluate %q: %w", c.Source, err)
+		return nil, ls, fmt.Errorf("evaluate %q: %w", c.Source, err)
+	}
+	if len(ls.errs) > 0 && ctx.Err() != nil {
+		return nil, ls, fmt.Errorf("evaluate %q: %w", c.Source, ctx.Err())
+	}
+	return out, ls, nil
+}
+
+// EvalStrict is Eval, but a lookup that failed (a component that does not
+// answer, a metric it lacks, a node without internals) is an error that
+// names it, not its zero value: for people asking what an expression
+// sees, where a wait or assert would explain the failure instead.
+func EvalStrict(ctx context.Context, c *Compiled, v View, bindings map[string]any) (any, error) {
+	out, ls, err := eval(ctx, c, v, bindings)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, le := range ls.errs {
+		errs = append(errs, fmt.Errorf("%s failed: %w", le.what(), le.err))
+	}
+	if len(errs) > 0 {
+		return out, errors.Join(errs...)
 	}
 	return out, nil
 }

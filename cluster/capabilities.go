@@ -33,12 +33,15 @@ const (
 	// CapNodeInternals: look inside real nodes (iptables(), cri(),
 	// nodeExec).
 	CapNodeInternals Capability = "node-internals"
+	// CapComponentMetrics: read each control-plane component's own
+	// /metrics (metric()).
+	CapComponentMetrics Capability = "component-metrics"
 )
 
 // AllCapabilities lists every Capability.
 var AllCapabilities = []Capability{
 	CapComponentFaults, CapNodeDown, CapPartitions, CapEtcdRaft, CapEtcdSnapshots,
-	CapAuditLog, CapSchedulingLog, CapNodeInternals,
+	CapAuditLog, CapSchedulingLog, CapNodeInternals, CapComponentMetrics,
 }
 
 // Capable is a backend that states what it can do. A backend that does not
@@ -74,7 +77,7 @@ func CapabilitiesOf(b Backend) map[Capability]bool {
 		}
 		return out
 	}
-	for _, k := range []Capability{CapComponentFaults, CapNodeDown, CapEtcdRaft} {
+	for _, k := range []Capability{CapComponentFaults, CapNodeDown, CapEtcdRaft, CapComponentMetrics} {
 		out[k] = true
 	}
 	// A cluster may run without its records (to measure what they cost).

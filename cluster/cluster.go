@@ -126,6 +126,12 @@ type Access struct {
 	// AuditLogs maps each apiserver name to its audit log on this host
 	// (JSON lines of audit.k8s.io/v1 Events); empty where there is none.
 	AuditLogs map[string]string
+	// Serving maps each etcd member, kube-scheduler and
+	// kube-controller-manager name to the URL of its HTTP endpoints
+	// (/metrics, and /health or /healthz). A member's takes etcd's client
+	// certificate (EtcdTLS); the others verify and authenticate the
+	// admin's, as the apiservers do.
+	Serving map[string]string
 	// SchedulingLogs maps each kube-scheduler name to the log of its
 	// decisions on this host (JSON lines of observe.Decision); empty where
 	// there is none.

@@ -190,6 +190,16 @@ func (s *Session) Eval(src string) (any, error) {
 	return assertions.Eval(context.Background(), c, s.x.live, s.x.bindings)
 }
 
+// EvalStrict is Eval, but a failed lookup is an error that names it (see
+// assertions.EvalStrict).
+func (s *Session) EvalStrict(src string) (any, error) {
+	c, err := assertions.Compile(src, s.types, false)
+	if err != nil {
+		return nil, err
+	}
+	return assertions.EvalStrict(context.Background(), c, s.x.live, s.x.bindings)
+}
+
 // Declare makes names bound outside the session's own operations known to
 // its expressions, with the static type of each (Document.Bindings): an
 // exercise's setup records names its checks read. A name not bound yet

@@ -62,10 +62,11 @@ var exprNeeds = map[string]cluster.Capability{
 	"scheduling": cluster.CapSchedulingLog,
 	"iptables":   cluster.CapNodeInternals,
 	"cri":        cluster.CapNodeInternals,
+	"metric":     cluster.CapComponentMetrics,
 }
 
 // exprNames are the keys of exprNeeds, in a fixed order.
-var exprNames = []string{"raft", "audit", "trace", "scheduling", "iptables", "cri"}
+var exprNames = []string{"raft", "audit", "trace", "scheduling", "iptables", "cri", "metric"}
 
 // Describe words a failed operation for a learner: what it expected and
 // what was observed (err and output are its result's). explain adds the

@@ -34,6 +34,9 @@ type State struct {
 	// not listed have nothing to show: kwok's).
 	CRI      map[string]assertions.CRI      `yaml:"cri"`
 	IPTables map[string]assertions.IPTables `yaml:"iptables"`
+	// Metrics is the Prometheus text each component serves at /metrics,
+	// by component name.
+	Metrics map[string]string `yaml:"metrics"`
 }
 
 // normalized fills what a real view would: pods in the default namespace
@@ -263,6 +266,15 @@ func (v *View) Scheduling(_ context.Context, namespace, name string) (assertions
 		}
 	}
 	return assertions.Scheduling{}, nil
+}
+
+// Metrics is the state's metrics text of component; one it has none of
+// serves none.
+func (v *View) Metrics(_ context.Context, component string) ([]byte, error) {
+	if t, ok := v.get().Metrics[component]; ok {
+		return []byte(t), nil
+	}
+	return nil, fmt.Errorf("no component %q serves metrics here", component)
 }
 
 // RecentScheduling is the state's decisions, newest first, at most n.

@@ -301,6 +301,9 @@ func (b *Backend) refreshPorts(ctx context.Context, c *ctr) error {
 	if b.access.EtcdEndpoints == nil {
 		b.access.EtcdEndpoints, b.access.APIServers = map[string]string{}, map[string]string{}
 	}
+	if b.access.Serving == nil {
+		b.access.Serving = map[string]string{}
+	}
 	if b.ips == nil {
 		b.ips = map[string]string{}
 	}
@@ -309,8 +312,11 @@ func (b *Backend) refreshPorts(ctx context.Context, c *ctr) error {
 	case cluster.RoleEtcd:
 		// By name (the member's certificate names it); dialByName finds it.
 		b.access.EtcdEndpoints[c.name] = "https://" + c.name + ":2379"
+		b.access.Serving[c.name] = "https://" + ip + ":2382"
 	case cluster.RoleAPIServer:
 		b.access.APIServers[c.name] = "https://" + ip + ":6443"
+	case cluster.RoleScheduler, cluster.RoleControllerManager:
+		b.access.Serving[c.name] = "https://" + net.JoinHostPort(ip, strconv.Itoa(b.site().Serving(c.name).Port))
 	}
 	return nil
 }

@@ -194,6 +194,10 @@ func (b *Backend) Access() cluster.Access {
 	for k, v := range b.access.EtcdEndpoints {
 		acc.EtcdEndpoints[k] = v
 	}
+	acc.Serving = map[string]string{}
+	for k, v := range b.access.Serving {
+		acc.Serving[k] = v
+	}
 	acc.AuditLogs = map[string]string{}
 	for k, v := range b.access.APIServers {
 		acc.APIServers[k] = v

@@ -274,19 +274,26 @@ func (b *Backend) Access() cluster.Access {
 		Kubeconfig:     b.st.Files["kubeconfig"],
 		EtcdEndpoints:  map[string]string{},
 		APIServers:     map[string]string{},
+		Serving:        map[string]string{},
 		AuditLogs:      map[string]string{},
 		SchedulingLogs: map[string]string{},
 	}
 	for _, p := range b.st.Procs {
 		switch cluster.Role(p.Role) {
+		case cluster.RoleControllerManager:
+			acc.Serving[p.Name] = p.Endpoint
 		case cluster.RoleEtcd:
 			acc.EtcdEndpoints[p.Name] = p.Endpoint
+			if p.HTTP != "" {
+				acc.Serving[p.Name] = p.HTTP
+			}
 		case cluster.RoleAPIServer:
 			acc.APIServers[p.Name] = p.Endpoint
 			if b.st.Topology.Audited() {
 				acc.AuditLogs[p.Name] = auditLog(b.dir, p.Name)
 			}
 		case cluster.RoleScheduler:
+			acc.Serving[p.Name] = p.Endpoint
 			if b.st.Topology.Scheduler.Recorded() {
 				acc.SchedulingLogs[p.Name] = schedulingLog(b.dir, p.Name)
 			}

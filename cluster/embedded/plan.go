@@ -109,7 +109,7 @@ func (b *Backend) plan(used map[int]bool) error {
 		p := &procSpec{Name: c.Name, Role: string(c.Role), Log: logf(c.Name), Args: append([]string{"component", string(c.Role)}, c.Args...)}
 		switch c.Role {
 		case cluster.RoleEtcd:
-			p.Endpoint = lay.etcd[c.Name].AdvertiseClient
+			p.Endpoint, p.HTTP = lay.etcd[c.Name].AdvertiseClient, lay.etcd[c.Name].ListenClientHTTP
 		case cluster.RoleAPIServer:
 			if err := os.MkdirAll(filepath.Dir(auditLog(dir, c.Name)), 0o700); err != nil {
 				return err

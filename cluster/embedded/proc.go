@@ -68,6 +68,9 @@ type procSpec struct {
 	Args     []string `json:"args"`               // arguments after "kubelab"
 	Hostname string   `json:"hostname,omitempty"` // own UTS namespace with this hostname
 	Endpoint string   `json:"endpoint,omitempty"`
+	// HTTP serves an etcd member's HTTP endpoints (/metrics, /health)
+	// apart from Endpoint, which serves gRPC alone.
+	HTTP string `json:"http,omitempty"`
 	Log      string   `json:"log"`
 	PID      int      `json:"pid,omitempty"`
 	Stopped  bool     `json:"stopped,omitempty"` // stopped on purpose

@@ -30,7 +30,10 @@ func newEvalCommand(g *globals) *cobra.Command {
 etcd Raft table (raft), pods, nodes, leases, events, endpoints, the
 scheduler's decisions, the audit log... (docs: the README's expression
 reference). Each expression is checked first, as kubelab validate checks
-a lab's: a typo gets the nearest name or field, and nothing is read.
+a lab's: a typo gets the nearest name or field, and nothing is read. A
+read that fails (a component that does not answer, a metric it lacks) is
+an error that names it, where a wait would see the zero value and keep
+waiting.
 
 One expression prints its value alone; several print "EXPRESSION = VALUE"
 lines. -o json prints one JSON object, expression to value.
@@ -41,7 +44,8 @@ changed, with the time, until Ctrl-C.`,
 		Example: `  kubelab eval raft
   kubelab eval 'leader("kube-scheduler")' 'len(pods("app=web"))'
   kubelab eval 'map(nodes(), {.name + " " + .readyStatus})' -o json
-  kubelab eval raft.leader raft.term --watch`,
+  kubelab eval raft.leader raft.term --watch
+  kubelab eval 'metric("kube-scheduler-1", "scheduler_pending_pods", {"queue": "unschedulable"})'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" && output != "json" {
@@ -85,8 +89,11 @@ changed, with the time, until Ctrl-C.`,
 func evalAll(s *engine.Session, exprs []string) ([]any, error) {
 	values := make([]any, len(exprs))
 	for i, e := range exprs {
-		v, err := s.Eval(e)
+		v, err := s.EvalStrict(e)
 		if err != nil {
+			if strings.HasPrefix(err.Error(), e+" failed: ") {
+				return nil, err // the expression is the lookup that failed
+			}
 			return nil, fmt.Errorf("%s: %w", e, err)
 		}
 		values[i] = v
@@ -130,7 +137,7 @@ func watchEval(ctx context.Context, w io.Writer, s *engine.Session, exprs []stri
 		var b strings.Builder
 		for i, e := range exprs {
 			text := ""
-			if v, err := s.Eval(e); err != nil {
+			if v, err := s.EvalStrict(e); err != nil {
 				first, _, _ := strings.Cut(err.Error(), "\n") // not the expression drawn again
 				text = "error: " + first
 			} else {
