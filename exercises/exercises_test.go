@@ -185,6 +185,9 @@ func TestExercisesREADME(t *testing.T) {
 		for _, s := range ex.Spec.Samples {
 			samples = append(samples, fmt.Sprintf("`%s` %d", s.Path, s.Score))
 		}
+		for _, m := range ex.Spec.Mistakes {
+			samples = append(samples, fmt.Sprintf("mistake `%s` %d", m.Name, m.Score))
+		}
 		if ex.MaxScore() != 10 {
 			t.Errorf("%s: %d points; the table assumes 10", ex.File(), ex.MaxScore())
 		}
@@ -313,6 +316,45 @@ func TestExercisesLive(t *testing.T) {
 				t.Errorf("after the solution: %d/%d, failed %q%s", g.Score, g.Max, g.Failed(), report(g))
 			}
 		})
+	}
+}
+
+// TestExerciseMistakes makes every documented mistake (spec.mistakes) on
+// the setup state of a cluster of its own, as kubelab solve --mistake
+// does, and checks that kubelab check --final gives it exactly its
+// documented score and failed checks.
+func TestExerciseMistakes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs on real clusters; skipped with -short")
+	}
+	t.Parallel()
+	for _, ex := range exercises(t) {
+		for i := range ex.Spec.Mistakes {
+			m := &ex.Spec.Mistakes[i]
+			t.Run(ex.Metadata.Name+"/"+m.Name, func(t *testing.T) {
+				pool.Run(t, bootAndApply+failingWait(ex, v1alpha1.Sample{Fails: m.Fails}))
+				ctx := context.WithoutCancel(t.Context())
+				s, err := enginetest.Runner(t).StartFor(ctx, ex.Metadata.Name+"-"+m.Name, ex.Topology(), ex.Needs())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					if _, err := s.Close(ctx, false); err != nil {
+						t.Error(err)
+					}
+				})
+				if _, err := grade.SetupExercise(ctx, s, ex); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := grade.MakeMistake(ctx, s, ex, m); err != nil {
+					t.Fatal(err)
+				}
+				g := grade.CheckExercise(ctx, s, ex, grade.CheckOptions{Final: true})
+				if g.Score != m.Score || !slices.Equal(g.Failed(), m.Fails) {
+					t.Errorf("mistake %s: %d/%d, failed %q; want %d, failed %q%s", m.Name, g.Score, g.Max, g.Failed(), m.Score, m.Fails, report(g))
+				}
+			})
+		}
 	}
 }
 

@@ -93,6 +93,7 @@ func (c *checker) exercise(ex *Exercise) {
 	c.destructive(ex)
 	c.samples(ex, total)
 	c.setupScore(ex, total)
+	c.mistakes(ex, total)
 	c.protect(ex)
 }
 
@@ -125,11 +126,14 @@ func (c *checker) destructive(ex *Exercise) {
 // setupScore checks that the documented score of the setup state is
 // consistent with the checks it fails.
 func (c *checker) setupScore(ex *Exercise, total int) {
-	ss := ex.Spec.SetupScore
-	if ss == nil {
-		return
+	if ss := ex.Spec.SetupScore; ss != nil {
+		c.documentedScore(ex, "spec.setupScore", ss.Score, ss.Fails, total)
 	}
-	const p = "spec.setupScore"
+}
+
+// documentedScore checks that score, documented at p, is total minus the
+// points of the checks it fails, and that those name checks.
+func (c *checker) documentedScore(ex *Exercise, p string, score int, fails []string, total int) {
 	points := map[string]int{}
 	var names []string
 	for _, ch := range ex.Spec.Checks {
@@ -137,7 +141,7 @@ func (c *checker) setupScore(ex *Exercise, total int) {
 		names = append(names, ch.Name)
 	}
 	lost, ok := 0, true
-	for j, f := range ss.Fails {
+	for j, f := range fails {
 		pts, known := points[f]
 		if !known {
 			c.errorAt(fmt.Sprintf("%s.fails[%d]", p, j), "unknown check %q%s", f, c.doc.Suggest(f, names))
@@ -145,8 +149,28 @@ func (c *checker) setupScore(ex *Exercise, total int) {
 		}
 		lost += pts
 	}
-	if ok && total > 0 && ss.Score != total-lost {
-		c.errorAt(p+".score", "score %d does not match the checks it fails: %d points minus %d lost = %d", ss.Score, total, lost, total-lost)
+	if ok && total > 0 && score != total-lost {
+		c.errorAt(p+".score", "score %d does not match the checks it fails: %d points minus %d lost = %d", score, total, lost, total-lost)
+	}
+}
+
+// mistakes checks the documented mistakes' names and scores.
+func (c *checker) mistakes(ex *Exercise, total int) {
+	seen := map[string]bool{}
+	for i, m := range ex.Spec.Mistakes {
+		p := fmt.Sprintf("spec.mistakes[%d]", i)
+		switch {
+		case m.Name == "":
+		case len(m.Name) > 63 || !dnsLabelRE.MatchString(m.Name):
+			c.errorAt(p+".name", "invalid name %q: want a DNS label, e.g. finalize-namespace", m.Name)
+		case seen[m.Name]:
+			c.errorAt(p+".name", "duplicate mistake %q", m.Name)
+		}
+		seen[m.Name] = true
+		if m.Do != nil && len(m.Do) == 0 {
+			c.errorAt(p+".do", "want at least one operation: what the learner did")
+		}
+		c.documentedScore(ex, p, m.Score, m.Fails, total)
 	}
 }
 
@@ -178,7 +202,8 @@ func (c *checker) protect(ex *Exercise) {
 }
 
 // exerciseOps yields every operation with its path, in the order they
-// run: setup, the solution's, then each check's try and finally.
+// run: setup, the solution's, the mistakes', then each check's try and
+// finally.
 func exerciseOps(ex *Exercise) iter.Seq2[string, *ops.Operation] {
 	return func(yield func(string, *ops.Operation) bool) {
 		for i := range ex.Spec.Setup {
@@ -189,6 +214,14 @@ func exerciseOps(ex *Exercise) iter.Seq2[string, *ops.Operation] {
 		for i := range ex.Spec.Solution {
 			if !yield(fmt.Sprintf("spec.solution[%d]", i), &ex.Spec.Solution[i]) {
 				return
+			}
+		}
+		for i := range ex.Spec.Mistakes {
+			m := &ex.Spec.Mistakes[i]
+			for j := range m.Do {
+				if !yield(fmt.Sprintf("spec.mistakes[%d].do[%d]", i, j), &m.Do[j]) {
+					return
+				}
 			}
 		}
 		for i := range ex.Spec.Checks {
@@ -255,14 +288,6 @@ func (c *checker) contract(k *v1alpha1.Contract) {
 // samples checks that every sample directory exists and that its
 // documented score is consistent with the checks it fails.
 func (c *checker) samples(ex *Exercise, total int) {
-	names := map[string]int{}
-	for _, ch := range ex.Spec.Checks {
-		names[ch.Name] = ch.Points
-	}
-	var checkNames []string
-	for _, ch := range ex.Spec.Checks {
-		checkNames = append(checkNames, ch.Name)
-	}
 	paths := map[string]bool{}
 	for i, s := range ex.Spec.Samples {
 		p := fmt.Sprintf("spec.samples[%d]", i)
@@ -280,22 +305,11 @@ func (c *checker) samples(ex *Exercise, total int) {
 			}
 		}
 		paths[filepath.Clean(s.Path)] = true
-		lost, ok := 0, true
-		for j, f := range s.Fails {
-			pts, known := names[f]
-			if !known {
-				c.errorAt(fmt.Sprintf("%s.fails[%d]", p, j), "unknown check %q%s", f, c.doc.Suggest(f, checkNames))
-				ok = false
-			}
-			lost += pts
-		}
+		c.documentedScore(ex, p, s.Score, s.Fails, total)
 		for j, r := range s.Refused {
 			if !slices.Contains(Rules(), r) {
 				c.errorAt(fmt.Sprintf("%s.refused[%d]", p, j), "unknown rule %q: want one of %s%s", r, strings.Join(Rules(), ", "), c.doc.Suggest(r, Rules()))
 			}
-		}
-		if ok && total > 0 && s.Score != total-lost {
-			c.errorAt(p+".score", "score %d does not match the checks it fails: %d points minus %d lost = %d", s.Score, total, lost, total-lost)
 		}
 	}
 }

@@ -189,6 +189,51 @@ spec:
 	}
 }
 
+func TestLoadExerciseMistakes(t *testing.T) {
+	const head = `apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: m, title: M}
+spec:
+  statement: S
+  submission: {kinds: [Deployment]}
+  checks:
+  - {name: stays, points: 3, hint: h, explanation: e, try: [{assert: {expr: 'true'}}]}
+  - {name: goes, points: 2, hint: h, explanation: e, try: [{assert: {expr: 'true'}}]}
+  mistakes:
+`
+	ex, err := LoadExerciseBytes("testdata/inline.yaml", []byte(head+`  - {name: delete-it, do: [{kubectl: {args: [delete, deployment, web]}}], score: 3, fails: [goes]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := ex.Mistake("delete-it"); m == nil || len(m.Do) != 1 || m.Do[0].Kubectl == nil || m.Score != 3 {
+		t.Errorf("Mistake(delete-it) = %+v, want its operation and score", m)
+	}
+	if ex.Mistake("other") != nil {
+		t.Error("Mistake(other) found a mistake that is not documented")
+	}
+	for _, tc := range []struct{ mistakes, want string }{
+		{`  - {name: a, do: [{assert: {expr: 'true'}}], score: 4, fails: [goes]}
+`, "spec.mistakes[0].score: score 4 does not match the checks it fails: 5 points minus 2 lost = 3"},
+		{`  - {name: a, do: [{assert: {expr: 'true'}}], score: 5, fails: [gone]}
+`, `spec.mistakes[0].fails[0]: unknown check "gone" (did you mean "goes"?)`},
+		{`  - {name: A_B, do: [{assert: {expr: 'true'}}], score: 5}
+`, `invalid name "A_B": want a DNS label`},
+		{`  - {name: a, do: [{assert: {expr: 'true'}}], score: 5}
+  - {name: a, do: [{assert: {expr: 'true'}}], score: 5}
+`, `duplicate mistake "a"`},
+		{`  - {name: a, do: [{assert: {expr: 'tru'}}], score: 5}
+`, "spec.mistakes[0].do[0]"},
+		{`  - {name: a, do: [], score: 5}
+`, "spec.mistakes[0].do"},
+	} {
+		_, err := LoadExerciseBytes("testdata/inline.yaml", []byte(head+tc.mistakes))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("mistakes\n%s: got %v, want an error with %q", tc.mistakes, err, tc.want)
+		}
+	}
+}
+
 func TestExerciseCheckLive(t *testing.T) {
 	ex, err := LoadExercise("testdata/valid-full.yaml")
 	if err != nil {

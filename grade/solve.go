@@ -59,3 +59,19 @@ func Solve(ctx context.Context, es *engine.Session, ex *Exercise) (*Solved, erro
 	}
 	return out, errors.Join(errs...)
 }
+
+// MakeMistake makes the documented mistake m of ex on the live cluster of
+// es, as a learner would have: its operations, in order. Grading the
+// cluster after it gives m's score.
+func MakeMistake(ctx context.Context, es *engine.Session, ex *Exercise, m *Mistake) ([]engine.OpResult, error) {
+	s := session{es}
+	s.Declare(ex.Bindings())
+	s.Step("mistake " + m.Name)
+	res, err := s.execAll(ctx, "mistake "+m.Name, m.Do, ex.File())
+	if err != nil {
+		s.EndStep(engine.Failed, err)
+		return res, fmt.Errorf("exercise %s: %w", ex.Metadata.Name, err)
+	}
+	s.EndStep(engine.Passed, nil)
+	return res, nil
+}

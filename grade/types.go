@@ -58,6 +58,26 @@ type ExerciseSpec struct {
 	Samples      []v1alpha1.Sample    `yaml:"samples,omitempty"`
 	SetupScore   *v1alpha1.SetupScore `yaml:"setupScore,omitempty"`
 	Protect      []v1alpha1.Protected `yaml:"protect,omitempty"`
+	Mistakes     []Mistake            `yaml:"mistakes,omitempty"`
+}
+
+// Mistake is v1alpha1.Mistake as it runs; see there for its fields.
+type Mistake struct {
+	Name        string          `yaml:"name"`
+	Description string          `yaml:"description,omitempty"`
+	Do          []ops.Operation `yaml:"do"`
+	Score       int             `yaml:"score"`
+	Fails       []string        `yaml:"fails,omitempty"`
+}
+
+// Mistake is the documented mistake called name, or nil.
+func (e *Exercise) Mistake(name string) *Mistake {
+	for i := range e.Spec.Mistakes {
+		if e.Spec.Mistakes[i].Name == name {
+			return &e.Spec.Mistakes[i]
+		}
+	}
+	return nil
 }
 
 // Check is v1alpha1.Check as it runs; see there for its fields.

@@ -92,6 +92,29 @@ type ExerciseSpec struct {
 	// kube-system/kubelab-exercise (key Kind.namespace.name) so that a
 	// check can assert the object is still the same one.
 	Protect []Protected `json:"protect,omitempty" yaml:"protect,omitempty"`
+	// Mistakes are wrong repairs a learner makes on the live cluster
+	// (a kubectl command, a kubelab fault command), as operations, each
+	// with the exact score it gets: the samples of what no directory of
+	// manifests can show. `kubelab solve --mistake NAME` makes one on a
+	// live cluster, and the test suite makes each on the setup state of
+	// a cluster of its own and grades it like a sample.
+	Mistakes []Mistake `json:"mistakes,omitempty" yaml:"mistakes,omitempty"`
+}
+
+// Mistake is a documented wrong repair, made with operations.
+type Mistake struct {
+	// Name names the mistake (a DNS label), e.g. finalize-namespace.
+	Name string `json:"name" yaml:"name" jsonschema:"minLength=1"`
+	// Description says what the learner did and why it loses points.
+	Description string `json:"description,omitempty" yaml:"description,omitempty"`
+	// Do is what the learner did, as lab operations, in order, on the
+	// setup state.
+	Do []Operation `json:"do" yaml:"do" jsonschema:"minItems=1"`
+	// Score is the exact score the mistake gets.
+	Score int `json:"score" yaml:"score"`
+	// Fails lists the checks the mistake fails, by name. The score must
+	// equal the maximum minus their points.
+	Fails []string `json:"fails,omitempty" yaml:"fails,omitempty"`
 }
 
 // SetupScore is the documented score of the setup state.

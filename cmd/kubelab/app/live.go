@@ -421,14 +421,30 @@ func drain(c <-chan struct{}) {
 }
 
 func newSolveCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var mistake string
+	cmd := &cobra.Command{
 		Use:   "solve",
 		Short: "Apply the reference solution of the exercise a live cluster runs (--name): for teachers, and learners who give up",
-		Args:  cobra.NoArgs,
+		Long: `Apply the reference solution of the exercise a live cluster runs (--name):
+for teachers, and learners who give up.
+
+--mistake NAME makes instead one of the wrong repairs the exercise
+documents (its spec.mistakes), as a learner would have: kubelab check then
+shows the points it loses and why. For teachers showing a class the
+shortcut that looks like a fix.`,
+		Example: `  kubelab solve --name fix
+  kubelab solve --name fix --mistake finalize-namespace`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b, ex, err := openExercise(cmd.Context(), g)
 			if err != nil {
 				return err
+			}
+			var m *grade.Mistake
+			if mistake != "" {
+				if m = ex.Mistake(mistake); m == nil {
+					return invalid(unknownMistake(ex, mistake))
+				}
 			}
 			r, err := liveRunner(g, g.verbose)
 			if err != nil {
@@ -439,7 +455,14 @@ func newSolveCommand(g *globals) *cobra.Command {
 				return cannotRun(err)
 			}
 			defer s.Close(cmd.Context(), true)
-			gr, err := grade.Solve(cmd.Context(), s, ex)
+			var gr grade.Solved
+			if m != nil {
+				gr.Ops, err = grade.MakeMistake(cmd.Context(), s, ex, m)
+			} else {
+				var sol *grade.Solved
+				sol, err = grade.Solve(cmd.Context(), s, ex)
+				gr = *sol
+			}
 			for _, o := range gr.Objects {
 				if o.Applied {
 					fmt.Fprintf(g.streams.Out, "applied %s (%s)\n", o.Object, o.File)
@@ -451,8 +474,28 @@ func newSolveCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return cannotRun(err)
 			}
+			if m != nil {
+				fmt.Fprintf(g.streams.Err, "made the mistake %s: %s\nit scores %d of %d: kubelab check --final --name %s shows why\n",
+					m.Name, strings.Join(strings.Fields(m.Description), " "), m.Score, ex.MaxScore(), g.name)
+				return nil
+			}
 			fmt.Fprintf(g.streams.Err, "now: kubelab check --name %s\n", g.name)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&mistake, "mistake", "", "make the exercise's documented mistake NAME instead of solving it")
+	return cmd
+}
+
+// unknownMistake says that ex documents no mistake called name, and which
+// it does.
+func unknownMistake(ex *grade.Exercise, name string) error {
+	var names []string
+	for _, m := range ex.Spec.Mistakes {
+		names = append(names, m.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("exercise %s documents no mistake (spec.mistakes); --mistake %s cannot be made", ex.Metadata.Name, name)
+	}
+	return fmt.Errorf("exercise %s documents no mistake %q; it documents: %s", ex.Metadata.Name, name, strings.Join(names, ", "))
 }
