@@ -186,6 +186,9 @@ func TestLiveLoopOnAFake(t *testing.T) {
 	if code != app.ExitFailed || !strings.Contains(out, "0/3") {
 		t.Errorf("check before any work: exit %d\n%s\nwant 0/3", code, out)
 	}
+	if out, code := h.run(t.Context(), "solve", "--name", "live", "--mistake", "delete-it"); code != app.ExitInvalid || !strings.Contains(out, "documents no mistake (spec.mistakes)") {
+		t.Errorf("solve --mistake of an exercise without mistakes: exit %d\n%s\nwant exit 2 saying it documents none", code, out)
+	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -412,6 +415,7 @@ func TestEvalOnAFake(t *testing.T) {
 	state := func(pods int) assertionstest.State {
 		s := webPods(pods)
 		s.Raft = assertions.Raft{Leader: "etcd-2", HasLeader: true, Term: 3}
+		s.Metrics = map[string]string{"etcd-2": "# TYPE etcd_server_is_leader gauge\netcd_server_is_leader 1\n"}
 		return s
 	}
 	h := newFakeHome(t, state(0))
@@ -428,6 +432,12 @@ func TestEvalOnAFake(t *testing.T) {
 	var got map[string]map[string]any
 	if err := json.Unmarshal([]byte(out), &got); code != app.ExitPassed || err != nil || got["raft"]["leader"] != "etcd-2" || got["raft"]["hasLeader"] != true {
 		t.Errorf("eval -o json: exit %d, %v\n%s", code, err, out)
+	}
+	if out, code := h.run(t.Context(), "eval", "--name", "e", `metric(raft.leader, "etcd_server_is_leader")`); code != app.ExitPassed || out != "1\n" {
+		t.Errorf("eval of a metric: exit %d, %q", code, out)
+	}
+	if out, code := h.run(t.Context(), "eval", "--name", "e", `metric("etcd-2", "etcd_server_is_leadr") == 0`); code == app.ExitPassed || !strings.Contains(out, `metric("etcd-2", "etcd_server_is_leadr") failed: etcd-2 has no metric etcd_server_is_leadr`) || !strings.Contains(out, `did you mean "etcd_server_is_leader"`) {
+		t.Errorf("eval of a metric the component lacks: exit %d\n%s\nwant the failed lookup, not its zero value", code, out)
 	}
 	if out, code := h.run(t.Context(), "eval", "--name", "nobody", "raft.leadr"); code != app.ExitInvalid || !strings.Contains(out, `did you mean "leader"`) {
 		t.Errorf("eval of a typo: exit %d\n%s\nwant exit 2 naming the field, before looking for the cluster", code, out)
