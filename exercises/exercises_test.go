@@ -265,21 +265,7 @@ func TestExercisesLive(t *testing.T) {
 		t.Run(ex.Metadata.Name, func(t *testing.T) {
 			pool.Run(t, liveLoop)
 			ctx := context.WithoutCancel(t.Context())
-			s, err := enginetest.Runner(t).StartFor(ctx, ex.Metadata.Name+"-live", ex.Topology(), ex.Needs())
-			if errors.Is(err, cluster.ErrMissingCapability) {
-				t.Skipf("%s needs what the embedded backend cannot give: %v", ex.Metadata.Name, err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if _, err := s.Close(ctx, false); err != nil {
-					t.Error(err)
-				}
-			})
-			if _, err := grade.SetupExercise(ctx, s, ex); err != nil {
-				t.Fatal(err)
-			}
+			s := setUp(t, ex, ex.Metadata.Name+"-live")
 			before := nodeState(t, s)
 			g := grade.CheckExercise(ctx, s, ex, grade.CheckOptions{Patience: 5 * time.Second})
 			if after := nodeState(t, s); !slices.Equal(before, after) {
@@ -334,18 +320,7 @@ func TestExerciseMistakes(t *testing.T) {
 			t.Run(ex.Metadata.Name+"/"+m.Name, func(t *testing.T) {
 				pool.Run(t, bootAndApply+failingWait(ex, v1alpha1.Sample{Fails: m.Fails}))
 				ctx := context.WithoutCancel(t.Context())
-				s, err := enginetest.Runner(t).StartFor(ctx, ex.Metadata.Name+"-"+m.Name, ex.Topology(), ex.Needs())
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() {
-					if _, err := s.Close(ctx, false); err != nil {
-						t.Error(err)
-					}
-				})
-				if _, err := grade.SetupExercise(ctx, s, ex); err != nil {
-					t.Fatal(err)
-				}
+				s := setUp(t, ex, ex.Metadata.Name+"-"+m.Name)
 				if _, err := grade.MakeMistake(ctx, s, ex, m); err != nil {
 					t.Fatal(err)
 				}
@@ -356,6 +331,30 @@ func TestExerciseMistakes(t *testing.T) {
 			})
 		}
 	}
+}
+
+// setUp boots a cluster called name for ex, runs its setup as exercise
+// start does, and takes the cluster down when the test ends; an exercise
+// that needs what the embedded backend cannot give is skipped.
+func setUp(t *testing.T, ex *grade.Exercise, name string) *engine.Session {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	s, err := enginetest.Runner(t).StartFor(ctx, name, ex.Topology(), ex.Needs())
+	if errors.Is(err, cluster.ErrMissingCapability) {
+		t.Skipf("%s needs what the embedded backend cannot give: %v", ex.Metadata.Name, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := s.Close(ctx, false); err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := grade.SetupExercise(ctx, s, ex); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // nodeState is every node with its cordon and taints, for comparisons.
