@@ -247,6 +247,12 @@ func (s *Session) RecentScheduling(n int) []assertions.Scheduling {
 	return s.x.live.RecentScheduling(n)
 }
 
+// Metrics is the Prometheus text a control-plane component serves at
+// /metrics, as metric() reads it.
+func (s *Session) Metrics(ctx context.Context, component string) ([]byte, error) {
+	return s.x.live.Metrics(ctx, component)
+}
+
 // Close stops watching and tears the cluster down unless keep is set, in
 // which case it returns the kubeconfig of the cluster left running.
 func (s *Session) Close(ctx context.Context, keep bool) (string, error) {

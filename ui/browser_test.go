@@ -163,6 +163,16 @@ func TestMachineryInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after killing the etcd leader %s: %v\n%s", before, err, machinery())
 	}
+	// The new leader's own metric says so, as a lab would read it.
+	after, err := chromedp.Run(bctx, chromedp.Evaluate[string](leaderJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	isLeaderJS := `(() => { const r = Array.from(document.querySelectorAll("#metrics tr")).find(r => r.cells[1] && r.cells[1].textContent === 'metric("` + after + `", "etcd_server_is_leader")'); return r ? r.cells[2].textContent : ""; })()`
+	if err := chromedp.Do(bctx, chromedp.Poll[chromedp.Void](isLeaderJS+` === "1"`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		v, _ := chromedp.Run(bctx, chromedp.Evaluate[string](isLeaderJS))
+		t.Errorf("the metrics panel: %s's etcd_server_is_leader is %q, want 1 (%v)\n%s", after, v, err, machinery())
+	}
 	idle, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('#faults button[data-kind="start"]:disabled').length`))
 	if err != nil || idle < 2 {
 		t.Errorf("start buttons of running components: %d disabled (%v), want the 2 running members' and more", idle, err)

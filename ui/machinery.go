@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -42,9 +43,23 @@ type Machinery struct {
 	// namespace) and containers from the CRI, and how kube-proxy's nat
 	// chains send each Service to its endpoints.
 	Nodes []NodeInside `json:"nodes"`
-	// Notes say, by panel (raft, pipeline, faults, scheduling), why it is
-	// empty.
+	// Metrics are the control plane's own metrics that its alerts watch,
+	// each with the metric() expression that reads it in a lab.
+	Metrics []MetricRow `json:"metrics"`
+	// Notes say, by panel (raft, pipeline, faults, scheduling, metrics),
+	// why it is empty.
 	Notes map[string]string `json:"notes,omitempty"`
+}
+
+// MetricRow is one metric of a component now.
+type MetricRow struct {
+	Component string `json:"component"`
+	// Expr is the metric() expression that reads it, for labs.
+	Expr string `json:"expr"`
+	// Value is its value now, or why it could not be read.
+	Value string `json:"value"`
+	// Means says what it tells an operator.
+	Means string `json:"means"`
 }
 
 // Refusal is a request the apiservers refused, with the pipeline stage
@@ -183,6 +198,11 @@ func (s *Server) machinery() Machinery {
 	} else {
 		m.Notes["nodes"] = p.S("this cluster's nodes are simulated (kwok): no containers, no sandboxes, no iptables to show; the docker backend has real ones")
 	}
+	if caps[cluster.CapComponentMetrics] {
+		m.Metrics = metricRows(sess, p, m.Leaders)
+	} else {
+		m.Notes["metrics"] = p.S("this backend cannot read the components' own /metrics (an existing cluster's control plane is not kubelab's)")
+	}
 	m.Faults = faults(p, sess.Topology(), caps)
 	if len(m.Faults) == 0 {
 		m.Notes["faults"] = p.S("this backend cannot hurt its cluster's components (an existing cluster is not kubelab's to hurt)")
@@ -194,6 +214,90 @@ func (s *Server) machinery() Machinery {
 		cancel()
 	}
 	return m
+}
+
+// watched is a metric the panel shows: the expression's name and labels,
+// and what it means.
+type watched struct {
+	name   string
+	labels map[string]any
+	means  string
+}
+
+// value is w's value in the metrics text of component, or why the text
+// could not be read.
+func (w watched) value(text []byte, readErr error, component string) (float64, error) {
+	if readErr != nil {
+		return 0, readErr
+	}
+	return assertions.MetricValue(text, component, w.name, w.labels)
+}
+
+// metricRows reads each component's /metrics once and picks the metrics
+// an operator's alerts watch (the course's best practices): etcd's leader
+// and WAL fsyncs, the apiservers' requests and errors, the leading
+// scheduler's queues, the leading controller-manager's work queues.
+func metricRows(sess *engine.Session, p *i18n.Printer, leaders map[string]string) []MetricRow {
+	t := sess.Topology()
+	type comp struct {
+		name string
+		ws   []watched
+	}
+	var comps []comp
+	for _, e := range controlplane.EtcdMembers(t) {
+		comps = append(comps, comp{e, []watched{
+			{"etcd_server_is_leader", nil, p.S("1 on the Raft leader")},
+			{"etcd_server_leader_changes_seen_total", nil, p.S("leader changes this member saw: frequent ones mean a slow disk or network")},
+			{"etcd_disk_wal_fsync_duration_seconds_count", nil, p.S("write-ahead log fsyncs: every write waits for one")},
+		}})
+	}
+	for _, a := range controlplane.APIServers(t) {
+		comps = append(comps, comp{a, []watched{
+			{"apiserver_request_total", nil, p.S("requests answered, by verb, resource and code")},
+			{"apiserver_request_total", map[string]any{"code": "422"}, p.S("requests validation refused (a request authorization refuses is not counted)")},
+		}})
+	}
+	if s := leaders["kube-scheduler"]; s != "" {
+		comps = append(comps, comp{s, []watched{
+			{"scheduler_pending_pods", map[string]any{"queue": "unschedulable"}, p.S("pods no node fits, waiting for the cluster to change")},
+			{"scheduler_schedule_attempts_total", map[string]any{"result": "scheduled"}, p.S("pods placed")},
+		}})
+	}
+	if c := leaders["kube-controller-manager"]; c != "" {
+		comps = append(comps, comp{c, []watched{
+			{"workqueue_depth", nil, p.S("items waiting in its controllers' work queues")},
+		}})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out []MetricRow
+	for _, c := range comps {
+		text, readErr := sess.Metrics(ctx, c.name)
+		for _, w := range c.ws {
+			r := MetricRow{Component: c.name, Expr: metricExpr(c.name, w), Means: w.means}
+			if v, err := w.value(text, readErr, c.name); err != nil {
+				r.Value = p.Sprintf("unread: %v", err)
+			} else {
+				r.Value = assertions.Format(v)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// metricExpr is the metric() expression that reads w of component.
+func metricExpr(component string, w watched) string {
+	e := fmt.Sprintf("metric(%q, %q", component, w.name)
+	if len(w.labels) > 0 {
+		keys := slices.Sorted(maps.Keys(w.labels))
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%q: %q", k, w.labels[k])
+		}
+		e += ", {" + strings.Join(parts, ", ") + "}"
+	}
+	return e + ")"
 }
 
 // nodesInside reads each worker's CRI and nat table, as cri() and

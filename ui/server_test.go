@@ -72,6 +72,10 @@ func serveWith(t testing.TB, o serveOpts) (string, *enginetest.FakeCluster) {
 		Filtered: map[string]observe.Rejection{"worker-2": {Plugin: "TaintToleration", Reason: "node(s) had untolerated taint {dedicated: db}"}},
 		Feasible: []string{"worker-1"},
 	}, Found: true}}
+	state.Metrics = map[string]string{
+		"etcd-1":           "# TYPE etcd_server_is_leader gauge\netcd_server_is_leader 1\n# TYPE etcd_server_leader_changes_seen_total counter\netcd_server_leader_changes_seen_total 1\n",
+		"kube-apiserver-1": "# TYPE apiserver_request_total counter\napiserver_request_total{code=\"201\",verb=\"POST\"} 40\napiserver_request_total{code=\"422\",verb=\"POST\"} 2\n",
+	}
 	if o.nodes {
 		state.CRI = map[string]assertions.CRI{"worker-1": {
 			Sandboxes:  []observe.Sandbox{{ID: "sb1", Pod: "web-a", Namespace: "default", State: "SANDBOX_READY", Image: "kubelab/pause:dev", IP: "10.244.1.5", PID: 4242}},
@@ -322,6 +326,25 @@ func TestMachineryAndFaults(t *testing.T) {
 	if !strings.HasPrefix(m.Timeline, `<svg class="timeline"`) {
 		t.Errorf("timeline: %.200q", m.Timeline)
 	}
+	// The control plane's own metrics, each with the expression a lab
+	// reads it with; a component that serves none says why.
+	metrics := map[string]string{}
+	for _, r := range m.Metrics {
+		metrics[r.Expr] = r.Value
+	}
+	for expr, want := range map[string]string{
+		`metric("etcd-1", "etcd_server_is_leader")`:                              "1",
+		`metric("etcd-1", "etcd_server_leader_changes_seen_total")`:              "1",
+		`metric("kube-apiserver-1", "apiserver_request_total")`:                  "42",
+		`metric("kube-apiserver-1", "apiserver_request_total", {"code": "422"})`: "2",
+	} {
+		if metrics[expr] != want {
+			t.Errorf("%s = %q, want %s; rows: %+v", expr, metrics[expr], want, m.Metrics)
+		}
+	}
+	if v := metrics[`metric("etcd-1", "etcd_disk_wal_fsync_duration_seconds_count")`]; !strings.HasPrefix(v, "unread: etcd-1 has no metric") {
+		t.Errorf("a metric the component does not serve: %q, want it unread with the reason", v)
+	}
 	offered := map[string]bool{}
 	for _, f := range m.Faults {
 		offered[f.Kind+" "+f.Target] = true
@@ -526,12 +549,12 @@ func TestPanelsOnAnExistingCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	m := events(t, ctx, addr)().Machinery
-	for _, panel := range []string{"raft", "faults", "pipeline", "scheduling", "traces", "nodes"} {
+	for _, panel := range []string{"raft", "faults", "pipeline", "scheduling", "traces", "nodes", "metrics"} {
 		if m.Notes[panel] == "" {
 			t.Errorf("the %s panel has no note on an existing cluster; notes: %v", panel, m.Notes)
 		}
 	}
-	if m.Raft != nil || len(m.Faults) != 0 || len(m.Refused) != 0 || len(m.Scheduling) != 0 || len(m.Nodes) != 0 {
+	if m.Raft != nil || len(m.Faults) != 0 || len(m.Refused) != 0 || len(m.Scheduling) != 0 || len(m.Nodes) != 0 || len(m.Metrics) != 0 {
 		t.Errorf("panels filled on a cluster that cannot show them: %+v", m)
 	}
 	if !strings.Contains(m.Timeline, "<svg") {

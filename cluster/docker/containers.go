@@ -316,7 +316,7 @@ func (b *Backend) refreshPorts(ctx context.Context, c *ctr) error {
 	case cluster.RoleAPIServer:
 		b.access.APIServers[c.name] = "https://" + ip + ":6443"
 	case cluster.RoleScheduler, cluster.RoleControllerManager:
-		b.access.Serving[c.name] = "https://" + net.JoinHostPort(ip, strconv.Itoa(b.site().Serving(c.name).Port))
+		b.access.Serving[c.name] = "https://" + net.JoinHostPort(ip, strconv.Itoa(servingPort(c.name)))
 	}
 	return nil
 }

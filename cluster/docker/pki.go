@@ -51,6 +51,15 @@ evictionHard: {memory.available: "0%", nodefs.available: "0%", nodefs.inodesFree
 resolvConf: ""
 `
 
+// servingPort is the upstream secure port of a kube-scheduler (10259) or
+// kube-controller-manager (10257) in its container.
+func servingPort(component string) int {
+	if strings.HasPrefix(component, string(cluster.RoleScheduler)) {
+		return 10259
+	}
+	return 10257
+}
+
 // site is where the shared control-plane plan's components are in this
 // backend: files under /pki, members and apiservers by name on the lab
 // network, the upstream ports.
@@ -69,10 +78,7 @@ func (b *Backend) site() controlplane.Site {
 			return controlplane.Serving{Bind: "0.0.0.0", Port: 6443, Advertise: "@HOST_IP@"}
 		},
 		Serving: func(n string) controlplane.Serving {
-			if strings.HasPrefix(n, string(cluster.RoleScheduler)) {
-				return controlplane.Serving{Bind: "0.0.0.0", Port: 10259}
-			}
-			return controlplane.Serving{Bind: "0.0.0.0", Port: 10257}
+			return controlplane.Serving{Bind: "0.0.0.0", Port: servingPort(n)}
 		},
 		AuditLog:          func(string) string { return "/var/log/kubelab/audit.log" },
 		SchedulingLog:     func(string) string { return "/var/log/kubelab/scheduling.jsonl" },
