@@ -70,10 +70,10 @@ type procSpec struct {
 	Endpoint string   `json:"endpoint,omitempty"`
 	// HTTP serves an etcd member's HTTP endpoints (/metrics, /health)
 	// apart from Endpoint, which serves gRPC alone.
-	HTTP string `json:"http,omitempty"`
-	Log      string   `json:"log"`
-	PID      int      `json:"pid,omitempty"`
-	Stopped  bool     `json:"stopped,omitempty"` // stopped on purpose
+	HTTP    string `json:"http,omitempty"`
+	Log     string `json:"log"`
+	PID     int    `json:"pid,omitempty"`
+	Stopped bool   `json:"stopped,omitempty"` // stopped on purpose
 	// Virtual components have no process of their own: simulated nodes,
 	// which the kwok process heartbeats while they run.
 	Virtual bool `json:"virtual,omitempty"`
