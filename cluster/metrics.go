@@ -69,6 +69,9 @@ func (c *Cluster) Metrics(ctx context.Context, name string) ([]byte, error) {
 	return body, nil
 }
 
+// MetricsServers names the components Metrics reads, sorted.
+func (c *Cluster) MetricsServers() []string { return metricsServers(c.Access()) }
+
 // metricsServers names the components Metrics reads, sorted.
 func metricsServers(acc Access) []string {
 	var out []string

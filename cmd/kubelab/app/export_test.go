@@ -22,3 +22,6 @@ type Hooks struct {
 func RunWith(ctx context.Context, s Streams, args []string, h Hooks) error {
 	return runWith(ctx, s, args, hooks{backend: h.Backend, open: h.Open, observe: h.Observe})
 }
+
+// MetricsLines is metricsLines, for its test.
+var MetricsLines = metricsLines
