@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"kubelab.dev/kubelab/assertions"
@@ -199,7 +200,7 @@ func (s *Server) machinery() Machinery {
 		m.Notes["nodes"] = p.S("this cluster's nodes are simulated (kwok): no containers, no sandboxes, no iptables to show; the docker backend has real ones")
 	}
 	if caps[cluster.CapComponentMetrics] {
-		m.Metrics = metricRows(sess, p, m.Leaders)
+		m.Metrics = s.metrics.rows(sess, func() []MetricRow { return metricRows(sess, p, m.Leaders) })
 	} else {
 		m.Notes["metrics"] = p.S("this backend cannot read the components' own /metrics (an existing cluster's control plane is not kubelab's)")
 	}
@@ -214,6 +215,31 @@ func (s *Server) machinery() Machinery {
 		cancel()
 	}
 	return m
+}
+
+// metricsReuse is how long a read of the components' /metrics is shown
+// again instead of read anew: a busy cluster is evaluated several times a
+// second, and an apiserver's metrics are megabytes of text to fetch and
+// parse each time.
+const metricsReuse = 2 * time.Second
+
+// metricsCache keeps the last metrics rows of a session.
+type metricsCache struct {
+	mu   sync.Mutex
+	sess *engine.Session
+	at   time.Time
+	last []MetricRow
+}
+
+// rows are the cached rows of sess, or read's when they are older than
+// metricsReuse or of another session (after a reset).
+func (c *metricsCache) rows(sess *engine.Session, read func() []MetricRow) []MetricRow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess != sess || time.Since(c.at) >= metricsReuse {
+		c.sess, c.at, c.last = sess, time.Now(), read()
+	}
+	return c.last
 }
 
 // watched is a metric the panel shows: the expression's name and labels,

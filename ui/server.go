@@ -85,6 +85,8 @@ type Server struct {
 	terms     *terminals // nil: no terminal
 	resetting atomic.Bool
 
+	metrics metricsCache // the last read of the components' /metrics
+
 	labBusy   atomic.Bool         // a lab step runs
 	labSteps  []engine.StepResult // the lab's steps that ran
 	labResult *engine.Result      // the lab's result once it ended
