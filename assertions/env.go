@@ -82,14 +82,14 @@ func (e lookupError) what() string {
 	}
 	args := make([]string, len(e.args))
 	for i, a := range e.args {
-		args[i] = argString(a)
+		args[i] = Literal(a)
 	}
 	return e.name + "(" + strings.Join(args, ", ") + ")"
 }
 
-// argString writes a lookup's argument as an expression would: "x", or
-// {"le": "0.1"} for a map.
-func argString(a any) string {
+// Literal writes a value as an expression would: "x", 3, or
+// {"le": "0.1"} for a map (keys sorted).
+func Literal(a any) string {
 	m, ok := a.(map[string]any)
 	if !ok {
 		return fmt.Sprintf("%#v", a)
@@ -97,7 +97,7 @@ func argString(a any) string {
 	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%q: %s", k, argString(m[k]))
+		parts[i] = fmt.Sprintf("%q: %s", k, Literal(m[k]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -35,7 +36,7 @@ func (c *Cluster) Metrics(ctx context.Context, name string) ([]byte, error) {
 	case acc.EtcdEndpoints[name] != "" && acc.Serving[name] != "":
 		url, conf = acc.Serving[name], acc.EtcdTLS
 	case acc.APIServers[name] != "" || acc.Serving[name] != "":
-		url = acc.APIServers[name] + acc.Serving[name]
+		url = cmp.Or(acc.APIServers[name], acc.Serving[name])
 		cfg, err := c.RESTConfig()
 		if err != nil {
 			return nil, err

@@ -182,22 +182,20 @@ func (s *Session) Exec(ctx context.Context, op *ops.Operation) OpResult {
 
 // Eval evaluates an expression of any type now (for showing values); the
 // view bounds its own slow lookups (the Raft table, apiserver health).
-func (s *Session) Eval(src string) (any, error) {
-	c, err := assertions.Compile(src, s.types, false)
-	if err != nil {
-		return nil, err
-	}
-	return assertions.Eval(context.Background(), c, s.x.live, s.x.bindings)
-}
+func (s *Session) Eval(src string) (any, error) { return s.eval(src, assertions.Eval) }
 
 // EvalStrict is Eval, but a failed lookup is an error that names it (see
 // assertions.EvalStrict).
-func (s *Session) EvalStrict(src string) (any, error) {
+func (s *Session) EvalStrict(src string) (any, error) { return s.eval(src, assertions.EvalStrict) }
+
+// eval compiles src with the session's bindings and evaluates it now
+// with evaluate.
+func (s *Session) eval(src string, evaluate func(context.Context, *assertions.Compiled, assertions.View, map[string]any) (any, error)) (any, error) {
 	c, err := assertions.Compile(src, s.types, false)
 	if err != nil {
 		return nil, err
 	}
-	return assertions.EvalStrict(context.Background(), c, s.x.live, s.x.bindings)
+	return evaluate(context.Background(), c, s.x.live, s.x.bindings)
 }
 
 // Declare makes names bound outside the session's own operations known to

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"kubelab.dev/kubelab/engine"
+	"kubelab.dev/kubelab/ops"
 )
 
 // Solved is what Solve did: the solution directory's objects sent to the
@@ -46,32 +47,35 @@ func Solve(ctx context.Context, es *engine.Session, ex *Exercise) (*Solved, erro
 		}
 	}
 	if len(ex.Spec.Solution) > 0 {
-		s := session{es}
-		s.Declare(ex.Bindings())
-		s.Step("solution")
-		out.Ops, err = s.execAll(ctx, "solution", ex.Spec.Solution, ex.File())
-		if err != nil {
-			s.EndStep(engine.Failed, err)
+		if out.Ops, err = runStep(ctx, es, ex, "solution", ex.Spec.Solution); err != nil {
 			errs = append(errs, err)
-		} else {
-			s.EndStep(engine.Passed, nil)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// runStep runs operations of ex as one step of the session's timeline,
+// called part, with the exercise's bindings known.
+func runStep(ctx context.Context, es *engine.Session, ex *Exercise, part string, list []ops.Operation) ([]engine.OpResult, error) {
+	s := session{es}
+	s.Declare(ex.Bindings())
+	s.Step(part)
+	res, err := s.execAll(ctx, part, list, ex.File())
+	if err != nil {
+		s.EndStep(engine.Failed, err)
+		return res, err
+	}
+	s.EndStep(engine.Passed, nil)
+	return res, nil
 }
 
 // MakeMistake makes the documented mistake m of ex on the live cluster of
 // es, as a learner would have: its operations, in order. Grading the
 // cluster after it gives m's score.
 func MakeMistake(ctx context.Context, es *engine.Session, ex *Exercise, m *Mistake) ([]engine.OpResult, error) {
-	s := session{es}
-	s.Declare(ex.Bindings())
-	s.Step("mistake " + m.Name)
-	res, err := s.execAll(ctx, "mistake "+m.Name, m.Do, ex.File())
+	res, err := runStep(ctx, es, ex, "mistake "+m.Name, m.Do)
 	if err != nil {
-		s.EndStep(engine.Failed, err)
 		return res, fmt.Errorf("exercise %s: %w", ex.Metadata.Name, err)
 	}
-	s.EndStep(engine.Passed, nil)
 	return res, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -316,12 +315,7 @@ func metricRows(sess *engine.Session, p *i18n.Printer, leaders map[string]string
 func metricExpr(component string, w watched) string {
 	e := fmt.Sprintf("metric(%q, %q", component, w.name)
 	if len(w.labels) > 0 {
-		keys := slices.Sorted(maps.Keys(w.labels))
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%q: %q", k, w.labels[k])
-		}
-		e += ", {" + strings.Join(parts, ", ") + "}"
+		e += ", " + assertions.Literal(w.labels)
 	}
 	return e + ")"
 }
