@@ -1,4 +1,4 @@
-// Package curriculum is the index of what kubelab teaches: the 21 topics
+// Package curriculum is the index of what kubelab teaches: the topics
 // of the course material (shared seeds: control plane and architecture
 // notes), each with the labs, drills and exercises that practise it. Labs
 // and exercises name their topics in metadata.topics, drills in their

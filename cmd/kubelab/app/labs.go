@@ -374,7 +374,7 @@ func newListCommand(g *globals) *cobra.Command {
 			return w.Flush()
 		},
 	}
-	cmd.Flags().BoolVar(&topics, "topics", false, "list the 21 topics of the course with the labs, drills and exercises of each (from labs/, features/, exercises/)")
+	cmd.Flags().BoolVar(&topics, "topics", false, "list the topics of the course with the labs, drills and exercises of each (from labs/, features/, exercises/)")
 	return cmd
 }
 

@@ -40,7 +40,7 @@ func newUICommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ui [EXERCISE|LAB|FEATURE]",
 		Short: "A live exercise, a lab step by step or an interview drill, in the browser, with the machinery drawn as it moves",
-		Long: `ui alone serves the course's home page on 127.0.0.1: the 21 topics, each
+		Long: `ui alone serves the course's home page on 127.0.0.1: every topic, each
 with its labs, drills and exercises, every one started from the page in
 a tab of its own (a kubelab ui of its own, on a cluster of its own), and
 the clusters of the home with how many of their components run, each
