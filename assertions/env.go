@@ -102,6 +102,12 @@ func Literal(a any) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
+// Error says which lookup failed and why: pods("app=web") failed: ...
+func (e lookupError) Error() string { return e.what() + " failed: " + e.err.Error() }
+
+// Unwrap is the lookup's own error.
+func (e lookupError) Unwrap() error { return e.err }
+
 // lookups collects the failed lookups of one evaluation (nil drops them).
 type lookups struct{ errs []lookupError }
 
@@ -127,7 +133,7 @@ func strict[T any](ls *lookups, name string, args ...any) func(T, error) (T, err
 			if ls != nil {
 				ls.errs = append(ls.errs, le)
 			}
-			return v, fmt.Errorf("%s failed: %w", le.what(), err)
+			return v, le
 		}
 		return v, nil
 	}

@@ -86,7 +86,7 @@ func EvalStrict(ctx context.Context, c *Compiled, v View, bindings map[string]an
 	}
 	var errs []error
 	for _, le := range ls.errs {
-		errs = append(errs, fmt.Errorf("%s failed: %w", le.what(), le.err))
+		errs = append(errs, le)
 	}
 	if len(errs) > 0 {
 		return out, errors.Join(errs...)

@@ -30,11 +30,28 @@ func (l *Live) Metrics(ctx context.Context, component string) ([]byte, error) {
 // is an error that names the nearest ones, as the component may not have
 // recorded it yet or it may be misspelt.
 func MetricValue(text []byte, component, name string, labels map[string]any) (float64, error) {
+	fams, err := ParseMetrics(text, component)
+	if err != nil {
+		return 0, err
+	}
+	return fams.Value(component, name, labels)
+}
+
+// MetricFamilies are a component's metrics, parsed once, by name.
+type MetricFamilies map[string]*dto.MetricFamily
+
+// ParseMetrics parses the Prometheus text of component.
+func ParseMetrics(text []byte, component string) (MetricFamilies, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
-		return 0, fmt.Errorf("metrics of %s: %w", component, err)
+		return nil, fmt.Errorf("metrics of %s: %w", component, err)
 	}
+	return fams, nil
+}
+
+// Value is MetricValue over metrics already parsed.
+func (fams MetricFamilies) Value(component, name string, labels map[string]any) (float64, error) {
 	fam, part := fams[name], ""
 	if fam == nil {
 		for _, suffix := range []string{"_count", "_sum", "_bucket"} {
@@ -133,7 +150,7 @@ func sampleValue(t dto.MetricType, m *dto.Metric, part, le string) (float64, err
 
 // nearestMetrics is ` (did you mean "x"?)` when a metric of fams is a few
 // edits from name, or "".
-func nearestMetrics(fams map[string]*dto.MetricFamily, name string) string {
+func nearestMetrics(fams MetricFamilies, name string) string {
 	names := make([]string, 0, len(fams))
 	for n := range fams {
 		names = append(names, n)

@@ -249,13 +249,23 @@ type watched struct {
 	means  string
 }
 
-// value is w's value in the metrics text of component, or why the text
-// could not be read.
-func (w watched) value(text []byte, readErr error, component string) (float64, error) {
+// value is w's value in the metrics of component, or why they could not
+// be read.
+func (w watched) value(fams assertions.MetricFamilies, readErr error, component string) (float64, error) {
 	if readErr != nil {
 		return 0, readErr
 	}
-	return assertions.MetricValue(text, component, w.name, w.labels)
+	return fams.Value(component, w.name, w.labels)
+}
+
+// readMetrics reads and parses a component's metrics once, for all of its
+// rows: an apiserver's are megabytes of text.
+func readMetrics(ctx context.Context, sess *engine.Session, component string) (assertions.MetricFamilies, error) {
+	text, err := sess.Metrics(ctx, component)
+	if err != nil {
+		return nil, err
+	}
+	return assertions.ParseMetrics(text, component)
 }
 
 // metricRows reads each component's /metrics once and picks the metrics
@@ -297,10 +307,10 @@ func metricRows(sess *engine.Session, p *i18n.Printer, leaders map[string]string
 	defer cancel()
 	var out []MetricRow
 	for _, c := range comps {
-		text, readErr := sess.Metrics(ctx, c.name)
+		fams, readErr := readMetrics(ctx, sess, c.name)
 		for _, w := range c.ws {
 			r := MetricRow{Component: c.name, Expr: metricExpr(c.name, w), Means: w.means}
-			if v, err := w.value(text, readErr, c.name); err != nil {
+			if v, err := w.value(fams, readErr, c.name); err != nil {
 				r.Value = p.Sprintf("unread: %v", err)
 			} else {
 				r.Value = assertions.Format(v)
