@@ -59,8 +59,13 @@ out=${KUBELAB_CONFORMANCE_OUT:-$(mktemp -d /tmp/kubelab-conformance-XXXXXX)}
 mkdir -p "$cache" "$out"
 name=conformance-$backend
 export KUBELAB_HOME=${KUBELAB_HOME:-$out/home}
+# The e2e specs leave temporary files behind (kubectl's kuberc specs make a
+# test-kuberc* directory each and never remove it): they get a TMPDIR of
+# their own, removed with the cluster.
+e2etmp=$(mktemp -d /tmp/kubelab-e2e-tmp-XXXXXX)
 cleanup() {
   "$kubelab" down --name "$name" > /dev/null 2>&1 || true
+  rm -rf "$e2etmp"
 }
 trap cleanup EXIT
 
@@ -293,7 +298,7 @@ fi
 echo "running conformance specs: ${focus:0:200} (labels: $labels, skip: $skip, procs: $procs; results in $out)" >&2
 start=$(date +%s)
 status=0
-KUBE_TEST_REPO_LIST=$cache/repo-list.yaml "$cache/ginkgo" --procs="$procs" --timeout=6h --no-color \
+TMPDIR=$e2etmp KUBE_TEST_REPO_LIST=$cache/repo-list.yaml "$cache/ginkgo" --procs="$procs" --timeout=6h --no-color \
   --focus="$focus" --skip="$skip" --label-filter="$labels" --junit-report=junit.xml --output-dir="$out" \
   "$cache/e2e.test" -- --kubeconfig="$kubeconfig" --kubectl-path="$cache/kubectl" --provider=skeleton --report-dir="$out" \
   > "$out/e2e.log" 2>&1 || status=$?

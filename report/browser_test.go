@@ -32,6 +32,9 @@ func browse(t *testing.T, bin, page string, args ...string) []byte {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir=" + t.TempDir()}
 	cmd := exec.CommandContext(t.Context(), bin, append(append(base, args...), "file://"+page)...)
+	// Chromium keeps its profile's singleton socket in a directory of
+	// TMPDIR that it does not always remove: one of the test's.
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

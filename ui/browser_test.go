@@ -417,7 +417,10 @@ func browser(t *testing.T, ctx context.Context, height int) context.Context {
 	t.Helper()
 	alloc, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, height),
-		chromedp.UserDataDir(t.TempDir()))...)
+		chromedp.UserDataDir(t.TempDir()),
+		// Chromium keeps its profile's singleton socket in a directory of
+		// TMPDIR that a killed browser never removes: one of the test's.
+		chromedp.Env("TMPDIR="+t.TempDir()))...)
 	t.Cleanup(acancel)
 	bctx, bcancel := chromedp.NewContext(alloc)
 	t.Cleanup(bcancel)

@@ -262,14 +262,15 @@ func (b *Backend) writeAdmin(hostPort string) error {
 
 // Failed implements lifecycle.Placement: a started container that is no
 // longer running, with the tail of its log. Inspections are at most one
-// per container every half second, however many waits ask.
+// per container every half second while all run, however many waits
+// ask; one that exited is looked at again at the next ask (the boot may
+// start it again).
 func (b *Backend) Failed(ctx context.Context) error {
 	b.failMu.Lock()
 	defer b.failMu.Unlock()
 	if time.Since(b.failAt) < 500*time.Millisecond {
-		return b.failErr
+		return nil
 	}
-	b.failAt = time.Now()
 	b.mu.Lock()
 	cs := make([]*ctr, 0, len(b.ctrs))
 	for _, c := range b.ctrs {
@@ -284,10 +285,10 @@ func (b *Backend) Failed(ctx context.Context) error {
 			continue // a transient error of the engine is not a component's death
 		}
 		if st := ins.Container.State; st != nil && !st.Running && !st.Paused {
-			b.failErr = b.withLogs(ctx, fmt.Errorf("%s exited while starting (exit code %d)", c.name, st.ExitCode), c.name)
-			return b.failErr
+			return &lifecycle.Exited{Component: c.name, Err: b.withLogs(ctx, fmt.Errorf("%s exited while starting (exit code %d)", c.name, st.ExitCode), c.name)}
 		}
 	}
+	b.failAt = time.Now()
 	return nil
 }
 

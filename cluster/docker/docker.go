@@ -120,10 +120,10 @@ type Backend struct {
 	// controllers' gate then skips the bootstrap hooks (ServingReadyz).
 	seeded bool
 
-	// Failed's last inspection, shared by every wait of the boot.
-	failMu  sync.Mutex
-	failAt  time.Time
-	failErr error
+	// When Failed last found every container running, shared by every
+	// wait of the boot.
+	failMu sync.Mutex
+	failAt time.Time
 }
 
 type ctr struct {

@@ -159,7 +159,7 @@ func (b *Backend) Failed(context.Context) error {
 			continue
 		}
 		if !procAlive(p.PID, b.name, p.Name) {
-			return fmt.Errorf("%s exited while starting%s; last lines of %s:\n%s", p.Name, exitNote(p.PID), p.Log, tail(p.Log, 15))
+			return &lifecycle.Exited{Component: p.Name, Err: fmt.Errorf("%s exited while starting%s; last lines of %s:\n%s", p.Name, exitNote(p.PID), p.Log, tail(p.Log, 15))}
 		}
 	}
 	return nil

@@ -46,6 +46,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -110,7 +111,8 @@ type Placement interface {
 	// Start starts the named components at once.
 	Start(ctx context.Context, names ...string) error
 	// Failed is nil while every started component runs; otherwise it
-	// names one that exited on its own, with the last lines of its log.
+	// names one that exited on its own, with the last lines of its log,
+	// as an *Exited.
 	Failed(ctx context.Context) error
 	// StartNodes places the worker nodes; an apiserver serves.
 	StartNodes(ctx context.Context, cs kubernetes.Interface) error
@@ -119,6 +121,31 @@ type Placement interface {
 	// Down removes everything Prepare and Start made.
 	Down(ctx context.Context) error
 }
+
+// Exited is the error of Placement.Failed: Component exited on its own;
+// Err says how, with the last lines of its log.
+type Exited struct {
+	Component string
+	Err       error
+}
+
+func (e *Exited) Error() string { return e.Err.Error() }
+func (e *Exited) Unwrap() error { return e.Err }
+
+// leaseLost is what a scheduler or controller-manager logs before it
+// exits for losing its leader Lease ("Leaderelection lost",
+// "leaderelection lost/stopped").
+var leaseLost = regexp.MustCompile(`(?i)leaderelection lost`)
+
+// actor is a Placement that starts a component that exited again
+// (cluster.Backend's Act).
+type actor interface {
+	Act(ctx context.Context, name string, a cluster.Action) error
+}
+
+// maxBootRestarts bounds how often one component is started again during
+// a boot (see boot.failed).
+const maxBootRestarts = 3
 
 // EarlyNodes is a Placement whose nodes take seconds to start before they
 // use an apiserver (node containers start containerd and load images):
@@ -262,6 +289,9 @@ type boot struct {
 	// server is where the admin kubeconfig reaches the apiservers (the
 	// balancer, or the one apiserver).
 	server string
+	// restarts counts the components failed started again.
+	restartMu sync.Mutex
+	restarts  map[string]int
 }
 
 func (b *boot) run(ctx context.Context) (err error) {
@@ -752,7 +782,7 @@ func (b *boot) poll(ctx context.Context, what string, check func(context.Context
 	delay := 25 * time.Millisecond
 	var last error
 	for {
-		if err := b.p.Failed(ctx); err != nil {
+		if err := b.failed(ctx); err != nil {
 			return err
 		}
 		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
@@ -770,12 +800,46 @@ func (b *boot) poll(ctx context.Context, what string, check func(context.Context
 	}
 }
 
+// failed is the placement's Failed, but for a scheduler or
+// controller-manager that exited for losing its leader Lease: that one is
+// started again, at most maxBootRestarts times, as a kubelet restarts a
+// static pod. With a short renew deadline (a lab's timings) an apiserver
+// that stalls for longer on a loaded machine makes it give up while the
+// cluster boots, which is no failure of the boot. After the boot nothing
+// restarts a component: labs look at what happens when one is gone.
+func (b *boot) failed(ctx context.Context) error {
+	b.restartMu.Lock()
+	defer b.restartMu.Unlock()
+	err := b.p.Failed(ctx)
+	var ex *Exited
+	if !errors.As(err, &ex) || !leaseLost.MatchString(ex.Err.Error()) ||
+		!slices.Contains(b.plan.ControllerManagers, ex.Component) && !slices.Contains(b.plan.Schedulers, ex.Component) {
+		return err
+	}
+	if b.restarts[ex.Component] >= maxBootRestarts {
+		return fmt.Errorf("%w (it lost its leader Lease %d times while the cluster booted)", err, b.restarts[ex.Component]+1)
+	}
+	if b.restarts == nil {
+		b.restarts = map[string]int{}
+	}
+	b.restarts[ex.Component]++
+	b.say(ex.Component, "lost its leader Lease while the cluster booted (an apiserver did not answer a renewal within the renew deadline) and exited: starting it again, as a kubelet restarts a static pod")
+	start := func() error { return b.p.Start(ctx, ex.Component) }
+	if a, ok := b.p.(actor); ok { // a container exists already: start it again
+		start = func() error { return a.Act(ctx, ex.Component, cluster.Start) }
+	}
+	if err := start(); err != nil {
+		return fmt.Errorf("start %s again: %w", ex.Component, err)
+	}
+	return nil
+}
+
 // watchFailures polls the placement until ctx ends, and returns the
 // first failure it reports (nil if none).
 func (b *boot) watchFailures(ctx context.Context) error {
 	var found error
 	_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, false, func(ctx context.Context) (bool, error) {
-		if err := b.p.Failed(ctx); err != nil {
+		if err := b.failed(ctx); err != nil {
 			found = err
 			return true, nil
 		}
