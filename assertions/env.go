@@ -12,6 +12,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // View is the read side of a cluster that expressions query. Each method
@@ -187,6 +188,24 @@ func funcs(ctx context.Context, v View, ls *lookups) map[string]any {
 		// allEndpoints("web") includes not-ready endpoints.
 		"allEndpoints": func(service string, namespace ...string) []Endpoint {
 			return lookup[[]Endpoint](ls, "allEndpoints", args(service, namespace)...)(v.Endpoints(ctx, ns(namespace), service))
+		},
+		// quantity("250m") is a resource quantity as a number (0.25 CPU;
+		// quantity("128Mi") is 134217728 bytes), to compare the strings
+		// requests, limits, capacity and quota usage are written in.
+		"quantity": func(q any) (float64, error) {
+			switch q := q.(type) {
+			case int:
+				return float64(q), nil
+			case float64:
+				return q, nil
+			case string:
+				v, err := resource.ParseQuantity(q)
+				if err != nil {
+					return 0, fmt.Errorf("quantity(%q): %w", q, err)
+				}
+				return v.AsApproximateFloat64(), nil
+			}
+			return 0, fmt.Errorf("quantity(%v): want a string such as \"250m\" or \"128Mi\", got %T", q, q)
 		},
 		// get("poddisruptionbudgets", "web-pdb", "team") is any object as a
 		// map (nil when it does not exist): .spec, .status, .metadata...

@@ -191,8 +191,15 @@ func toPod(p *corev1.Pod) Pod {
 			out.Ready = c.Status == corev1.ConditionTrue
 		}
 	}
+	out.QOS = string(p.Status.QOSClass)
+	var last time.Time
 	for _, cs := range p.Status.ContainerStatuses {
 		out.Restarts += int(cs.RestartCount)
+		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+			if t != nil && (out.LastTermination == "" || t.FinishedAt.After(last)) {
+				out.LastTermination, last = t.Reason, t.FinishedAt.Time
+			}
+		}
 	}
 	for _, o := range p.OwnerReferences {
 		if o.Controller != nil && *o.Controller {

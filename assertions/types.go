@@ -24,6 +24,14 @@ type Pod struct {
 	Priority    int               `expr:"priority"`
 	Annotations map[string]string `expr:"annotations"`
 	Images      []string          `expr:"images"` // of its containers, in order
+	// QOS is the pod's quality-of-service class, which the apiserver
+	// derives from its containers' requests and limits: Guaranteed,
+	// Burstable or BestEffort.
+	QOS string `expr:"qos"`
+	// LastTermination is why a container of the pod last ended
+	// (OOMKilled, Error, Completed), from its current state or the one
+	// before its restart; "" while none has.
+	LastTermination string `expr:"lastTermination"`
 }
 
 // Taint is a node taint.

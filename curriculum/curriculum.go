@@ -45,6 +45,7 @@ var Topics = []Topic{
 	{"kube-proxy", "kube-proxy: ClusterIP, NodePort, iptables chains; IPVS and nftables modes"},
 	{"pdb-drain", "PodDisruptionBudget and drain"},
 	{"jobs", "Job controller: completions, parallelism, backoffLimit, ttlSecondsAfterFinished"},
+	{"resources", "requests, limits and QoS classes: what the scheduler reserves, what the kernel enforces (OOMKilled), LimitRange defaults and ResourceQuota"},
 	{"control-plane-monitoring", "control-plane monitoring: the components' own metrics (apiserver requests, errors and latency; etcd leader changes and fsync; scheduler queues; controller work queues)"},
 }
 

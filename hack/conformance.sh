@@ -59,10 +59,12 @@ out=${KUBELAB_CONFORMANCE_OUT:-$(mktemp -d /tmp/kubelab-conformance-XXXXXX)}
 mkdir -p "$cache" "$out"
 name=conformance-$backend
 export KUBELAB_HOME=${KUBELAB_HOME:-$out/home}
-# The e2e specs leave temporary files behind (kubectl's kuberc specs make a
-# test-kuberc* directory each and never remove it): they get a TMPDIR of
-# their own, removed with the cluster.
+# The e2e binary leaves temporary files behind (kubectl's kuberc specs make
+# a test-kuberc* directory whenever the binary builds its spec tree, a dry
+# run included, and never remove it): everything this script runs gets a
+# TMPDIR of its own, removed with the cluster.
 e2etmp=$(mktemp -d /tmp/kubelab-e2e-tmp-XXXXXX)
+export TMPDIR=$e2etmp
 cleanup() {
   "$kubelab" down --name "$name" > /dev/null 2>&1 || true
   rm -rf "$e2etmp"
@@ -298,7 +300,7 @@ fi
 echo "running conformance specs: ${focus:0:200} (labels: $labels, skip: $skip, procs: $procs; results in $out)" >&2
 start=$(date +%s)
 status=0
-TMPDIR=$e2etmp KUBE_TEST_REPO_LIST=$cache/repo-list.yaml "$cache/ginkgo" --procs="$procs" --timeout=6h --no-color \
+KUBE_TEST_REPO_LIST=$cache/repo-list.yaml "$cache/ginkgo" --procs="$procs" --timeout=6h --no-color \
   --focus="$focus" --skip="$skip" --label-filter="$labels" --junit-report=junit.xml --output-dir="$out" \
   "$cache/e2e.test" -- --kubeconfig="$kubeconfig" --kubectl-path="$cache/kubectl" --provider=skeleton --report-dir="$out" \
   > "$out/e2e.log" 2>&1 || status=$?

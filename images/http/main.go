@@ -20,6 +20,12 @@
 //	kubelab-http break readiness|liveness   (POST to the local server)
 //	kubelab-http fix readiness
 //	kubelab-http get URL                     (print the body)
+//
+// and runs batch workloads as a Pod's args:
+//
+//	kubelab-http work DURATION               (sleep, then succeed)
+//	kubelab-http eat SIZE [STEP]             (hold SIZE of memory, e.g. 256Mi,
+//	                                          taken STEP at a time, then sleep)
 package main
 
 import (
@@ -29,6 +35,8 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -126,6 +134,59 @@ func client(args []string) error {
 		defer resp.Body.Close()
 		_, err = io.Copy(os.Stdout, resp.Body)
 		return err
+	case (len(args) == 2 || len(args) == 3) && args[0] == "eat":
+		return eat(args[1:])
 	}
-	return fmt.Errorf("usage: kubelab-http [break|fix readiness|liveness | get URL | work DURATION]")
+	return fmt.Errorf("usage: kubelab-http [break|fix readiness|liveness | get URL | work DURATION | eat SIZE [STEP]]")
+}
+
+// eat holds size bytes of memory, every page written so that the kernel
+// charges it to the container's cgroup, taken a step at a time (16Mi by
+// default, 200 ms apart) and printed as it goes; then it sleeps. Over a
+// memory limit the kernel's OOM killer ends it (OOMKilled).
+func eat(args []string) error {
+	size, err := parseSize(args[0])
+	if err != nil {
+		return err
+	}
+	step := int64(16 << 20)
+	if len(args) == 2 {
+		if step, err = parseSize(args[1]); err != nil {
+			return err
+		}
+	}
+	var held [][]byte
+	for total := int64(0); total < size; {
+		n := min(step, size-total)
+		b := make([]byte, n)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		held = append(held, b)
+		total += n
+		fmt.Printf("holding %dMi\n", total>>20)
+		time.Sleep(200 * time.Millisecond)
+	}
+	fmt.Printf("holding all %s\n", args[0])
+	for {
+		time.Sleep(time.Hour)
+		_ = held
+	}
+}
+
+// parseSize reads a size as Kubernetes writes memory: 64Mi, 1Gi, 512Ki,
+// or bytes.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			s, mult = n, m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, Ki, Mi or Gi", s)
+	}
+	return n * mult, nil
 }
