@@ -26,6 +26,7 @@
 //	kubelab-http work DURATION               (sleep, then succeed)
 //	kubelab-http eat SIZE [STEP]             (hold SIZE of memory, e.g. 256Mi,
 //	                                          taken STEP at a time, then sleep)
+//	kubelab-http burn                        (keep one CPU busy, for ever)
 package main
 
 import (
@@ -136,8 +137,15 @@ func client(args []string) error {
 		return err
 	case (len(args) == 2 || len(args) == 3) && args[0] == "eat":
 		return eat(args[1:])
+	case len(args) == 1 && args[0] == "burn":
+		fmt.Println("burning one CPU")
+		for n := uint64(0); ; n++ {
+			if n == 1<<62 {
+				n = 0
+			}
+		}
 	}
-	return fmt.Errorf("usage: kubelab-http [break|fix readiness|liveness | get URL | work DURATION | eat SIZE [STEP]]")
+	return fmt.Errorf("usage: kubelab-http [break|fix readiness|liveness | get URL | work DURATION | eat SIZE [STEP] | burn]")
 }
 
 // eat holds size bytes of memory, every page written so that the kernel
