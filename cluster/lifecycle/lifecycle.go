@@ -13,9 +13,7 @@
 //     control plane, see cluster/seed) into every etcd member, unless the
 //     cluster boots fresh;
 //  3. etcd and the apiservers start at once (an apiserver retries etcd
-//     until it answers; on a seeded boot of processes only the first,
-//     the others join once it serves, see joinLater), then their load
-//     balancer; where starting a component takes long (containers), the
+//     until it answers), then their load balancer; where starting a component takes long (containers), the
 //     controller-managers and schedulers start then too, each waiting for
 //     an apiserver's /readyz itself, and so do the nodes (EarlyNodes),
 //     unless this boot takes the seed (nothing but the apiservers may
@@ -48,7 +46,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -307,8 +304,7 @@ func (b *boot) run(ctx context.Context) (err error) {
 	// container at once made the apiserver ready 1.3 s later); then at
 	// once their balancer, the controllers that gate themselves until an
 	// apiserver is ready, and the nodes placed early.
-	apis, joining := b.joinLater()
-	core := append(append([]string{}, b.plan.Etcd...), apis...)
+	core := append(append([]string{}, b.plan.Etcd...), b.plan.APIServers...)
 	var next []string
 	if b.plan.LoadBalancer != "" {
 		next = append(next, b.plan.LoadBalancer)
@@ -363,10 +359,10 @@ func (b *boot) run(ctx context.Context) (err error) {
 	if b.seeded {
 		readyz = ServingReadyz
 		say("kube-apiserver", "waiting for /readyz of one apiserver (seeded: but for the bootstrap hooks, whose objects the seed holds)")
-		err = b.waitAny(ctx, readyz, apis)
+		err = b.waitAny(ctx, readyz, b.plan.APIServers)
 	} else {
 		say("kube-apiserver", "waiting for /readyz (etcd connection, RBAC bootstrap)")
-		err = b.waitAll(ctx, readyz, apis)
+		err = b.waitAll(ctx, readyz, b.plan.APIServers)
 	}
 	if err != nil {
 		return err
@@ -389,10 +385,6 @@ func (b *boot) run(ctx context.Context) (err error) {
 	// Everything that only needs an apiserver, at once.
 	say("cluster", EventServing)
 	g, gctx := errgroup.WithContext(ctx)
-	if len(joining) > 0 {
-		say("kube-apiserver", "%s join(s) the control plane", strings.Join(joining, ", "))
-		g.Go(func() error { return b.p.Start(gctx, joining...) })
-	}
 	if len(rest) > 0 {
 		g.Go(func() error { return b.startControllers(gctx, rest) })
 	}
@@ -494,26 +486,6 @@ func (b *boot) run(ctx context.Context) (err error) {
 	}
 	say("cluster", "ready")
 	return nil
-}
-
-// joinLater splits the apiservers into those that start with etcd and
-// those that join once the first serves, as kubeadm joins further
-// control-plane nodes to the first. A seeded boot of processes (no
-// container to start first) staggers them: started at once, two
-// apiservers shared the cores through their ~1 s of start-up CPU and the
-// first served 2.0 s after it started instead of 1.25 s; the
-// controller-manager, which
-// waits for the first one's /healthz (its bootstrap hooks' fixed second
-// after it serves), started that much later. The joining apiservers start
-// beside the controllers, and the cluster is usable once they are ready
-// too. A fresh boot keeps them together: it waits for every apiserver's
-// bootstrap before anything else starts.
-func (b *boot) joinLater() (first, joining []string) {
-	apis := b.plan.APIServers
-	if !b.seeded || b.plan.ControllersWait || len(apis) < 2 {
-		return apis, nil
-	}
-	return apis[:1], apis[1:]
 }
 
 // startControllers starts the controller-managers and schedulers of
