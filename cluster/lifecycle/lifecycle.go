@@ -13,9 +13,10 @@
 //     control plane, see cluster/seed) into every etcd member, unless the
 //     cluster boots fresh;
 //  3. etcd and the apiservers start at once (an apiserver retries etcd
-//     until it answers), then their load balancer; where starting a component takes long (containers), the
-//     controller-managers and schedulers start then too, each waiting for
-//     an apiserver's /readyz itself, and so do the nodes (EarlyNodes),
+//     until it answers), then their load balancer; where starting a
+//     component takes long (containers), the controller-managers and
+//     schedulers start then too, each waiting for an apiserver's /readyz
+//     itself, and so do the nodes (EarlyNodes),
 //     unless this boot takes the seed (nothing but the apiservers may
 //     write before it is taken);
 //  4. once an apiserver is ready (on a fresh boot: every apiserver, since
@@ -286,7 +287,7 @@ type boot struct {
 	// server is where the admin kubeconfig reaches the apiservers (the
 	// balancer, or the one apiserver).
 	server string
-	// restarts counts the components failed started again.
+	// restarts counts, per component, how often failed started it again.
 	restartMu sync.Mutex
 	restarts  map[string]int
 }
