@@ -35,6 +35,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,10 +140,7 @@ func client(args []string) error {
 		return eat(args[1:])
 	case len(args) == 1 && args[0] == "burn":
 		fmt.Println("burning one CPU")
-		for n := uint64(0); ; n++ {
-			if n == 1<<62 {
-				n = 0
-			}
+		for {
 		}
 	}
 	return fmt.Errorf("usage: kubelab-http [break|fix readiness|liveness | get URL | work DURATION | eat SIZE [STEP] | burn]")
@@ -178,7 +176,7 @@ func eat(args []string) error {
 	fmt.Printf("holding all %s\n", args[0])
 	for {
 		time.Sleep(time.Hour)
-		_ = held
+		runtime.KeepAlive(held)
 	}
 }
 
