@@ -303,8 +303,7 @@ func protobufClient(c *cluster.Cluster) (kubernetes.Interface, error) {
 // each second took 0.35 CPU-s from the boot it measured (of ~15) and ~5%
 // of both cores from a workload of 10,000 pods. It samples each pssEvery
 // and when the boot and the workload end, where the cluster holds the
-// most: a component's heap only grows while it boots (collection is off,
-// see internal/components' bootGC) and grows with the pods.
+// most: a component's heap grows while it boots and with the pods.
 const pssEvery = 5 * time.Second
 
 type pssSampler struct {

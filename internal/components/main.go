@@ -54,7 +54,6 @@ func Main(name string, args []string) int {
 		}
 		return 0
 	}
-	bootGC()
 	profileStart(name)
 	if kc := os.Getenv(controlplane.EnvWaitForAPIServer); kc != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
