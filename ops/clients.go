@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 
+	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 )
 
@@ -95,8 +97,9 @@ func (a *Clients) resourceScoped(apiVersion, kind, namespace string) (dynamic.Re
 	return a.dyn.Resource(m.Resource), false, nil
 }
 
-// updateNode reads, changes and writes a node, retrying on conflicts.
-func updateNode(ctx context.Context, env Env, name string, change func(*corev1.Node)) error {
+// updateNode reads, changes and writes a node, retrying on conflicts,
+// and waits until the lab's view shows it as seen says (nodeSeen).
+func updateNode(ctx context.Context, env Env, name string, change func(*corev1.Node), seen func(assertions.Node) bool) error {
 	a, err := env.Clients()
 	if err != nil {
 		return err
@@ -109,10 +112,43 @@ func updateNode(ctx context.Context, env Env, name string, change func(*corev1.N
 		change(n)
 		_, err = a.Clientset.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: fieldManager})
 		if err == nil {
-			return nil
+			return nodeSeen(ctx, env.View(), name, seen)
 		}
 		if !apierrors.IsConflict(err) {
 			return fmt.Errorf("update node %s: %w", name, err)
+		}
+	}
+}
+
+// nodeSettle and nodeSeenLimit bound how long a node write waits to be
+// seen (see nodeSeen).
+const (
+	nodeSettle    = 250 * time.Millisecond
+	nodeSeenLimit = 5 * time.Second
+)
+
+// nodeSeen waits until the lab's watch-fed view shows the node as seen
+// says it should be, then nodeSettle more. The scheduler and the
+// controllers see a node through informers of their own, as the view
+// does: a pod applied 40 ms after an untaint was scheduled as if the taint
+// were still there (lab 05, in CI on a loaded machine). Once the view has
+// the change, the next step sees it, and the settle gives the components'
+// watches the same delivery. A view that does not show it within
+// nodeSeenLimit is no error: the write itself succeeded.
+func nodeSeen(ctx context.Context, v View, name string, seen func(assertions.Node) bool) error {
+	if v == nil || seen == nil {
+		return nil
+	}
+	limit := time.Now().Add(nodeSeenLimit)
+	for {
+		if got, _ := v.Node(ctx, name); got.Exists && seen(got) {
+			return Sleep(ctx, nodeSettle)
+		}
+		if time.Now().After(limit) {
+			return nil
+		}
+		if err := Sleep(ctx, 20*time.Millisecond); err != nil {
+			return err
 		}
 	}
 }

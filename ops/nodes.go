@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"kubelab.dev/kubelab/assertions"
 	"kubelab.dev/kubelab/cluster"
 )
 
@@ -51,7 +52,8 @@ func (o cordon) Exec(ctx context.Context, env Env) (string, error) {
 }
 
 func setUnschedulable(ctx context.Context, env Env, node string, v bool) error {
-	return updateNode(ctx, env, node, func(n *corev1.Node) { n.Spec.Unschedulable = v })
+	return updateNode(ctx, env, node, func(n *corev1.Node) { n.Spec.Unschedulable = v },
+		func(n assertions.Node) bool { return n.Unschedulable == v })
 }
 
 // effects are the taint effects.
@@ -95,6 +97,8 @@ func (t *TaintOp) Exec(ctx context.Context, env Env) (string, error) {
 			}
 		}
 		n.Spec.Taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	}, func(n assertions.Node) bool {
+		return slices.Contains(n.Taints, assertions.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
 	})
 }
 
@@ -127,6 +131,10 @@ func (t *UntaintOp) Exec(ctx context.Context, env Env) (string, error) {
 			}
 		}
 		n.Spec.Taints = taints
+	}, func(n assertions.Node) bool {
+		return !slices.ContainsFunc(n.Taints, func(e assertions.Taint) bool {
+			return e.Key == t.Key && (t.Effect == "" || e.Effect == t.Effect)
+		})
 	})
 }
 
