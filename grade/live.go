@@ -94,7 +94,7 @@ func CheckExercise(ctx context.Context, es *engine.Session, ex *Exercise, o Chec
 		if o.Patience > 0 && !ch.IsDestructive() {
 			cctx, cancel = context.WithTimeout(ctx, o.Patience)
 		}
-		cr := s.gradeCheck(cctx, ex, ch, ex.Timeout())
+		cr := s.gradeCheck(cctx, ex, ch, ex.Timeout(), g.Checks)
 		if cr.Status == engine.Failed && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && cr.Expected != "" {
 			// Its expectation names the check's own time limit: say that it
 			// was not waited out.

@@ -91,6 +91,7 @@ func (c *checker) exercise(ex *Exercise) {
 		c.errorAt("spec.passingScore", "passing score %d is more than the %d points of the checks", s.PassingScore, total)
 	}
 	c.destructive(ex)
+	c.needs(ex)
 	c.samples(ex, total)
 	c.setupScore(ex, total)
 	c.mistakes(ex, total)
@@ -123,6 +124,31 @@ func (c *checker) destructive(ex *Exercise) {
 	}
 }
 
+// needs checks that every check a check needs exists and runs before it
+// (as written, destructive checks last).
+func (c *checker) needs(ex *Exercise) {
+	rank := map[string]int{}
+	var names []string
+	for r, i := range checkOrder(ex) {
+		rank[ex.Spec.Checks[i].Name] = r
+		names = append(names, ex.Spec.Checks[i].Name)
+	}
+	for i, ch := range ex.Spec.Checks {
+		for k, n := range ch.Needs {
+			p := fmt.Sprintf("spec.checks[%d].needs[%d]", i, k)
+			r, ok := rank[n]
+			switch {
+			case !ok:
+				c.errorAt(p, "unknown check %q%s", n, c.doc.Suggest(n, names))
+			case n == ch.Name:
+				c.errorAt(p, "check %q needs itself: name checks that run before it", n)
+			case r > rank[ch.Name]:
+				c.errorAt(p, "check %q runs after %q (as written, destructive checks last): a check can only need one that runs before it", n, ch.Name)
+			}
+		}
+	}
+}
+
 // setupScore checks that the documented score of the setup state is
 // consistent with the checks it fails.
 func (c *checker) setupScore(ex *Exercise, total int) {
@@ -148,6 +174,16 @@ func (c *checker) documentedScore(ex *Exercise, p string, score int, fails []str
 			ok = false
 		}
 		lost += pts
+	}
+	failed := func(n string) bool { return slices.Contains(fails, n) }
+	for _, ch := range ex.Spec.Checks {
+		if failed(ch.Name) {
+			continue
+		}
+		if i := slices.IndexFunc(ch.Needs, failed); i >= 0 {
+			c.errorAt(p+".fails", "check %q needs %q, which this fails: it cannot pass, add it to fails", ch.Name, ch.Needs[i])
+			ok = false
+		}
 	}
 	if ok && total > 0 && score != total-lost {
 		c.errorAt(p+".score", "score %d does not match the checks it fails: %d points minus %d lost = %d", score, total, lost, total-lost)

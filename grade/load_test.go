@@ -262,3 +262,45 @@ func TestWriteLiveStatement(t *testing.T) {
 		t.Errorf("live statement shows a hint:\n%s", b.String())
 	}
 }
+
+// TestLoadExerciseNeeds: a check needs only checks that exist and run
+// before it, and a documented score cannot pass a check whose need fails.
+func TestLoadExerciseNeeds(t *testing.T) {
+	const head = `apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: m, title: M}
+spec:
+  statement: S
+  submission: {kinds: [Deployment]}
+  checks:
+  - {name: runs, points: 3, hint: h, explanation: e, try: [{assert: {expr: 'true'}}]}
+`
+	ex, err := LoadExerciseBytes("testdata/inline.yaml", []byte(head+`  - {name: survives, points: 2, hint: h, explanation: e, needs: [runs], try: [{cordon: {node: worker-1}}]}
+  mistakes:
+  - {name: a, do: [{assert: {expr: 'true'}}], score: 0, fails: [runs, survives]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.Spec.Checks[1].Needs; len(got) != 1 || got[0] != "runs" {
+		t.Errorf("needs = %q, want [runs]", got)
+	}
+	for _, tc := range []struct{ checks, want string }{
+		{`  - {name: survives, points: 2, hint: h, explanation: e, needs: [run], try: [{assert: {expr: 'true'}}]}
+`, `spec.checks[1].needs[0]: unknown check "run" (did you mean "runs"?)`},
+		{`  - {name: survives, points: 2, hint: h, explanation: e, needs: [survives], try: [{assert: {expr: 'true'}}]}
+`, `check "survives" needs itself`},
+		{`  - {name: survives, points: 2, hint: h, explanation: e, needs: [cordons], try: [{assert: {expr: 'true'}}]}
+  - {name: cordons, points: 1, hint: h, explanation: e, try: [{cordon: {node: worker-1}}]}
+`, `spec.checks[1].needs[0]: check "cordons" runs after "survives" (as written, destructive checks last)`},
+		{`  - {name: survives, points: 2, hint: h, explanation: e, needs: [runs], try: [{assert: {expr: 'true'}}]}
+  mistakes:
+  - {name: a, do: [{assert: {expr: 'true'}}], score: 2, fails: [runs]}
+`, `spec.mistakes[0].fails: check "survives" needs "runs", which this fails: it cannot pass, add it to fails`},
+	} {
+		_, err := LoadExerciseBytes("testdata/inline.yaml", []byte(head+tc.checks))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("checks\n%s: got %v, want an error with %q", tc.checks, err, tc.want)
+		}
+	}
+}

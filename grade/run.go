@@ -97,7 +97,7 @@ func Run(ctx context.Context, r *engine.Runner, ex *Exercise, sub *Submission, l
 			g.fail(ex, StatusError, "interrupted: %v", ctx.Err())
 			return g, ctx.Err()
 		}
-		g.Checks = append(g.Checks, s.gradeCheck(gctx, ex, &ex.Spec.Checks[i], limit))
+		g.Checks = append(g.Checks, s.gradeCheck(gctx, ex, &ex.Spec.Checks[i], limit, g.Checks))
 	}
 	g.TimedOut = errors.Is(context.Cause(gctx), errTimeLimit)
 	for _, c := range g.Checks {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,6 +133,62 @@ spec:
 	}
 	if failed := g.Failed(); len(failed) != 1 || !strings.Contains(failed[0], "two web pods") {
 		t.Errorf("Failed() = %q, want the one failed check named", failed)
+	}
+}
+
+// TestGradeSkipsACheckWhoseNeedFailed: a check that needs a failed one
+// is not run (no wait for pods that will not come) and says which.
+func TestGradeSkipsACheckWhoseNeedFailed(t *testing.T) {
+	ex, err := grade.LoadExerciseBytes(t.TempDir()+"/exercise.yaml", []byte(`apiVersion: kubelab.dev/v1alpha1
+kind: Exercise
+metadata: {name: web, title: Web}
+spec:
+  statement: Run two web pods.
+  submission: {kinds: [ConfigMap]}
+  checks:
+  - name: two web pods
+    points: 2
+    hint: scale the Deployment
+    explanation: two replicas
+    try:
+    - assert: {expr: 'len(pods("app=web")) == 2'}
+  - name: they stay
+    points: 3
+    hint: h
+    explanation: e
+    needs: [two web pods]
+    try:
+    - wait: {expr: 'len(pods("app=web")) == 2', timeout: 1h}
+  - name: node ready
+    points: 1
+    hint: look at the nodes
+    explanation: one node
+    needs: []
+    try:
+    - assert: {expr: 'len(nodes()) == 1 && nodes()[0].ready'}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := grade.ReadSubmission(dir, &ex.Spec.Submission)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := enginetest.Fake(t, oneReadyNode)
+	g, err := grade.Run(t.Context(), r, ex, sub, "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Score != 1 || !slices.Equal(g.Failed(), []string{"two web pods", "they stay"}) {
+		t.Fatalf("score %d, failed %q; want 1, [two web pods they stay]", g.Score, g.Failed())
+	}
+	c := g.Checks[1]
+	if c.Status != engine.Failed || c.Earned != 0 || len(c.Ops) != 0 || c.Error != `not run: it needs "two web pods", which did not pass` {
+		t.Errorf("the check that needs the failed one: status %s, earned %d, %d operations run, error %q", c.Status, c.Earned, len(c.Ops), c.Error)
 	}
 }
 

@@ -139,9 +139,14 @@ func (s session) waitServiceAccount(ctx context.Context, ns string) error {
 }
 
 // gradeCheck runs one check: its try operations until one fails, then
-// its finally operations.
-func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit time.Duration) CheckResult {
+// its finally operations. A check that needs one of the checks before it
+// that did not pass is not run and scores nothing.
+func (s session) gradeCheck(ctx context.Context, ex *Exercise, ch *Check, limit time.Duration, before []CheckResult) CheckResult {
 	cr := CheckResult{Name: ch.Name, Points: ch.Points, Status: engine.Passed, Hint: ch.Hint, Explanation: ch.Explanation, Ops: []engine.OpResult{}}
+	if n, ok := unmetNeed(ch, before); ok {
+		cr.Status, cr.Error = engine.Failed, fmt.Sprintf("not run: it needs %q, which did not pass", n)
+		return cr
+	}
 	if ctx.Err() != nil {
 		cr.Status, cr.Error = engine.Failed, fmt.Sprintf("not run: the exercise's time limit of %s was reached", limit)
 		return cr
@@ -224,4 +229,17 @@ func (s session) explainArgs(src string) string {
 		return ""
 	}
 	return fmt.Sprintf("\n%s = %s", arg, assertions.Format(v))
+}
+
+// unmetNeed is the first check ch needs whose result in before did not
+// pass (a check needs only checks that run before it: see the loader).
+func unmetNeed(ch *Check, before []CheckResult) (string, bool) {
+	for _, n := range ch.Needs {
+		for _, r := range before {
+			if r.Name == n && r.Status != engine.Passed {
+				return n, true
+			}
+		}
+	}
+	return "", false
 }

@@ -19,6 +19,9 @@ func (ex *Exercise) Translate(t func(string) string) {
 	for i := range ex.Spec.Checks {
 		c := &ex.Spec.Checks[i]
 		c.Name = t(c.Name)
+		for j := range c.Needs { // names, translated as the checks' are
+			c.Needs[j] = t(c.Needs[j])
+		}
 		c.Hint = t(c.Hint)
 		c.Explanation = t(c.Explanation)
 		load.TranslateOps(c.Try, t)

@@ -90,6 +90,7 @@ type Check struct {
 	Try         []ops.Operation  `yaml:"try"`
 	Destructive *bool            `yaml:"destructive,omitempty"`
 	Finally     []ops.Operation  `yaml:"finally,omitempty"`
+	Needs       []string         `yaml:"needs,omitempty"`
 }
 
 // IsDestructive reports whether the check says it changes the cluster.

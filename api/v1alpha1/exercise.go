@@ -240,6 +240,11 @@ type Check struct {
 	// of time (with its own timeouts). A finally operation that fails
 	// fails the check: the cluster is no longer what it was.
 	Finally []Operation `json:"finally,omitempty" yaml:"finally,omitempty"`
+	// Needs names checks this one builds on, which run before it: when one
+	// of them did not pass, this check is not run and scores nothing, and
+	// its result says which one it needed (a check that waits for pods a
+	// failed check lost would otherwise wait out its timeout to say less).
+	Needs []string `json:"needs,omitempty" yaml:"needs,omitempty"`
 }
 
 // Sample is a submission shipped with the exercise and the score it must
