@@ -103,14 +103,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sub, err := grade.ReadSubmission(dir, &ex.Spec.Submission)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := configMapSubmission(t, ex)
 	state := oneReadyNode
 	state.Pods = []assertions.Pod{{Name: "web-1", Labels: map[string]string{"app": "web"}, Phase: "Running"}}
 	r, _ := enginetest.Fake(t, state)
@@ -170,14 +163,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sub, err := grade.ReadSubmission(dir, &ex.Spec.Submission)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sub := configMapSubmission(t, ex)
 	r, _ := enginetest.Fake(t, oneReadyNode)
 	g, err := grade.Run(t.Context(), r, ex, sub, "ada")
 	if err != nil {
@@ -258,4 +244,18 @@ spec:
 	if boots == 0 || len(events) < 2 || !strings.Contains(events[0], "pod.yaml:1:1: Pod default/p: refused (kind-not-allowed)") {
 		t.Errorf("events %q: want the refusal first, then the boot", events)
 	}
+}
+
+// configMapSubmission is a submission of one ConfigMap for ex.
+func configMapSubmission(t *testing.T, ex *grade.Exercise) *grade.Submission {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := grade.ReadSubmission(dir, &ex.Spec.Submission)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
 }
