@@ -318,13 +318,9 @@ func (b *Backend) PlaceNodes(ctx context.Context) error {
 // DNS addon (it took 0.2-0.9 s, after every other wait).
 func (b *Backend) NodesUsable(ctx context.Context) error { return b.SyncRoutes(ctx) }
 
-// Ready implements lifecycle.Placement: the workers get their full CPU
-// weight (see bootCPUShares), and the cluster is handed over to the user
-// unless ephemeral.
+// Ready implements lifecycle.Placement: the cluster is handed over to the
+// user unless ephemeral.
 func (b *Backend) Ready(ctx context.Context) error {
-	if err := b.workersAtFullShare(ctx); err != nil {
-		return err
-	}
 	if !b.opts.Ephemeral {
 		// Handed over to the user: no longer an orphan when this process exits.
 		return os.WriteFile(filepath.Join(b.opts.Dir, readyMarker), nil, 0o644)

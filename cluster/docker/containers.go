@@ -115,7 +115,6 @@ func (b *Backend) startWorker(ctx context.Context, n cluster.NodeSpec, pk *pkiDi
 			hc.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"}
 			hc.DeviceCgroupRules = []string{"a *:* rwm"}
 			hc.CgroupnsMode = container.CgroupnsModePrivate
-			hc.CPUShares = bootCPUShares // until Ready (workersAtFullShare)
 			pk.mount(hc)
 			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: vol, Target: "/var/lib/containerd",
 				VolumeOptions: &mount.VolumeOptions{Labels: b.labels(n.Name, "volume")}})
@@ -131,39 +130,6 @@ func (b *Backend) startWorker(ctx context.Context, n cluster.NodeSpec, pk *pkiDi
 		return fmt.Errorf("start node %s: %w", n.Name, err)
 	}
 	return nil
-}
-
-// bootCPUShares is a worker's CPU weight while the cluster boots, an
-// eighth of a control-plane container's (the default, 1024). The
-// apiserver's start is the longest wait of a boot and CPU-bound, and a
-// worker starting containerd, the kubelet and kube-proxy beside it took
-// a core's worth of it away: with this the apiserver served 0.6 s sooner
-// (medians of 5 alternating minimal boots, 4.22 s against 4.80 s) and the
-// cluster was usable 0.4 s sooner (HA, two pairs: 1.2 s sooner, then
-// usable 21.2-22.1 s against 22.5-23.4); a worker still gets every cycle that
-// nothing else wants, and its kubelet is not needed before the
-// controller-manager runs. Ready gives the workers the default weight
-// back: a lab's pods and kubelets then weigh what the control plane
-// does, as on machines of their own.
-const bootCPUShares = 128
-
-// workersAtFullShare gives every worker the default CPU weight back.
-func (b *Backend) workersAtFullShare(ctx context.Context) error {
-	b.mu.Lock()
-	var ids []string
-	for _, c := range b.ctrs {
-		if cluster.Role(c.role) == cluster.RoleNode {
-			ids = append(ids, c.id)
-		}
-	}
-	b.mu.Unlock()
-	var errs []error
-	for _, id := range ids {
-		if _, err := b.cli.ContainerUpdate(ctx, id, client.ContainerUpdateOptions{Resources: &container.Resources{CPUShares: 1024}}); err != nil {
-			errs = append(errs, fmt.Errorf("give worker %.12s its CPU weight back: %w", id, err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 var netipLoopback = netip.MustParseAddr("127.0.0.1")
