@@ -426,6 +426,37 @@ func (c *Cluster) Lease(ctx context.Context, key string) (LeaseHolder, error) {
 // a node, NODE/DAEMON (worker-2/kubelet), resolves to itself when NODE is
 // a node of the cluster and DAEMON one of NodeDaemons.
 func (c *Cluster) Resolve(ctx context.Context, target string) (string, error) {
+	switch target {
+	case TargetEtcdLeader, TargetSchedulerLeader, TargetControllerLeader:
+		return c.awaitLeader(ctx, target)
+	}
+	return c.resolve(ctx, target)
+}
+
+// leaderWait bounds how long Resolve waits for an election in progress.
+const leaderWait = 10 * time.Second
+
+// awaitLeader resolves a leader target, waiting while there is none: an
+// election in progress (etcd's took 0.3 s under a loaded machine, where a
+// feature then failed to kill "the" leader) ends with one, the current
+// leader a fault means to hit. After leaderWait, or when ctx ends, the
+// last ErrNoLeader is the answer.
+func (c *Cluster) awaitLeader(ctx context.Context, target string) (string, error) {
+	limit := time.Now().Add(leaderWait)
+	for {
+		name, err := c.resolve(ctx, target)
+		if !errors.Is(err, ErrNoLeader) || time.Now().After(limit) {
+			return name, err
+		}
+		select {
+		case <-ctx.Done():
+			return name, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) resolve(ctx context.Context, target string) (string, error) {
 	if node, daemon, ok := SplitNodeDaemon(target); ok {
 		return target, c.checkNodeDaemon(ctx, node, daemon)
 	}
