@@ -424,7 +424,8 @@ func (c *Cluster) Lease(ctx context.Context, key string) (LeaseHolder, error) {
 // "etcd-leader", "etcd-follower", "scheduler-leader",
 // "controller-manager-leader", or a component name as is. A daemon inside
 // a node, NODE/DAEMON (worker-2/kubelet), resolves to itself when NODE is
-// a node of the cluster and DAEMON one of NodeDaemons.
+// a node of the cluster and DAEMON one of NodeDaemons. A leader target
+// waits for an election in progress (awaitLeader).
 func (c *Cluster) Resolve(ctx context.Context, target string) (string, error) {
 	switch target {
 	case TargetEtcdLeader, TargetSchedulerLeader, TargetControllerLeader:
