@@ -47,3 +47,19 @@ func (t Timings) ControllerManagerFlags() []string {
 	}
 	return append(a, "--node-monitor-period="+nodeMonitorPeriod.String())
 }
+
+// NodeLeaseSeconds is the node lease a kubelet (or kwok) renews, in
+// seconds: the nodeLeaseDuration timing, else, when the grace period is
+// shortened below upstream's 40 s lease, the grace period (at least 4 s),
+// else 40. A node renews every lease/4, so with a shortened grace and the
+// default lease a healthy node renews only as often as the grace period
+// and goes Ready=Unknown whenever a renewal is late.
+func (t Timings) NodeLeaseSeconds() int {
+	if d := t.NodeLeaseDuration.Duration; d > 0 {
+		return max(1, int(d/time.Second))
+	}
+	if g := t.NodeMonitorGracePeriod.Duration; g > 0 && g < 40*time.Second {
+		return max(4, int(g/time.Second))
+	}
+	return 40
+}

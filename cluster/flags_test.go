@@ -22,3 +22,21 @@ func TestTimingsFlags(t *testing.T) {
 		t.Errorf("defaults = %v", got)
 	}
 }
+
+func TestNodeLeaseSeconds(t *testing.T) {
+	d := func(v time.Duration) Duration { return Duration{Duration: v} }
+	for _, c := range []struct {
+		tm   Timings
+		want int
+	}{
+		{Timings{}, 40},
+		{Timings{NodeMonitorGracePeriod: d(10 * time.Second)}, 10},
+		{Timings{NodeMonitorGracePeriod: d(2 * time.Second)}, 4},
+		{Timings{NodeMonitorGracePeriod: d(50 * time.Second)}, 40},
+		{Timings{NodeMonitorGracePeriod: d(10 * time.Second), NodeLeaseDuration: d(20 * time.Second)}, 20},
+	} {
+		if got := c.tm.NodeLeaseSeconds(); got != c.want {
+			t.Errorf("%+v: lease = %d s, want %d", c.tm, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/moby/moby/api/types/container"
@@ -115,7 +116,11 @@ func (b *Backend) pki() (*pkiDir, error) {
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(p.path("kubelet.yaml"), []byte(kubeletConfig), 0o644); err != nil {
+	// A kubelet renews its lease every lease/4: with a shortened grace
+	// period the lease shrinks too, or a healthy node goes Ready=Unknown
+	// whenever one renewal is late (as embedded's kwok does).
+	kc := kubeletConfig + "nodeLeaseDurationSeconds: " + strconv.Itoa(b.topo.Timings.NodeLeaseSeconds()) + "\n"
+	if err := os.WriteFile(p.path("kubelet.yaml"), []byte(kc), 0o644); err != nil {
 		return nil, err
 	}
 	if err := controlplane.WriteSchedulerConfig(p.dir, b.topo, site); err != nil {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
@@ -226,12 +225,7 @@ func (b *Backend) planNodes(kubeconfig string, logf func(string) string) error {
 	}
 	// kwok renews every lease/4 like a kubelet; with a shortened grace
 	// period the lease must shrink too or healthy nodes would flap.
-	lease := 40
-	if d := t.Timings.NodeLeaseDuration.Duration; d > 0 {
-		lease = int(d / time.Second)
-	} else if g := t.Timings.NodeMonitorGracePeriod.Duration; g > 0 && g < 40*time.Second {
-		lease = max(4, int(g/time.Second))
-	}
+	lease := t.Timings.NodeLeaseSeconds()
 	b.st.Procs = append(b.st.Procs, &procSpec{
 		Name: "kwok", Role: string(roleKwok), Log: logf("kwok"),
 		Args: []string{"component", "kwok", "--config=" + stages, "--kubeconfig=" + kubeconfig,
