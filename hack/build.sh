@@ -3,8 +3,9 @@
 # Kubernetes v1.37.2, etcd v3.7.3 and kwok components as static binaries:
 # bin/kubelab-components (every component, kubectl and etcdctl: what
 # `kubelab component`, `kubelab kubectl` and the docker images run) and
-# bin/kubelab-control-plane (the control plane alone: what embedded
-# clusters run) and bin/kubelab-kubectl (kubectl alone). The command line
+# bin/kubelab-etcd, -apiserver, -controller-manager, -scheduler and -kwok
+# (one program each: what embedded clusters run) and bin/kubelab-kubectl
+# (kubectl alone). The command line
 # links none of them, so each kubelab command starts in a fraction of the
 # time. The first (cold) build
 # compiles all of Kubernetes: ~15 minutes and ~3.5 GB of RAM on 2 cores;
@@ -41,9 +42,11 @@ CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags "$ld" -o "$(dirname "$o
 # kubectl alone, for `kubelab kubectl` and the kubectl of labs' steps and
 # scripts: it starts in half the time of kubelab-components.
 CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags "$ld" -o "$(dirname "$out")/kubelab-kubectl" ./cmd/kubelab-kubectl
-# The control plane alone, for the processes of embedded clusters: it
-# starts in about half the time (see cmd/kubelab-control-plane).
-CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags "$ld" -o "$(dirname "$out")/kubelab-control-plane" ./cmd/kubelab-control-plane
+# One program each, for the processes of embedded clusters: each
+# initialises its own program's packages only (see internal/components).
+for p in etcd apiserver controller-manager scheduler kwok; do
+  CGO_ENABLED=0 go build -trimpath -buildvcs=auto -ldflags "$ld" -o "$(dirname "$out")/kubelab-$p" ./cmd/kubelab-$p
+done
 # The workload images of the docker backend (pause sandbox, HTTP app, the
 # CoreDNS of the cluster DNS addon).
 for img in pause http coredns; do

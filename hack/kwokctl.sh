@@ -2,7 +2,7 @@
 # kwokctl and kubelab side by side, on identical upstream code: builds
 # kwokctl v0.8.0 outside this repository (it never enters go.mod), points
 # its binary runtime at kubelab's own components
-# (bin/kubelab-control-plane component NAME, through one-line wrappers),
+# (bin/kubelab-etcd component etcd, ..., through one-line wrappers),
 # then boots the same clusters with both and prints one table: a minimal
 # cluster (1 etcd, 1 apiserver, KCM, scheduler, 1 node) until it is usable (the node Ready and the default
 # ServiceAccount made), its teardown until every process is gone, and,
@@ -45,9 +45,9 @@ fi
 kwokctl=$work/bin/kwokctl
 
 # The components kwokctl starts are kubelab's: the binaries embedded
-# clusters run (kubelab-control-plane) and kubelab-kubectl.
+# clusters run (one program each) and kubelab-kubectl.
 for c in kube-apiserver kube-controller-manager kube-scheduler etcd kwok; do
-  printf '#!/bin/sh\nexec %s component %s "$@"\n' "$root/bin/kubelab-control-plane" "$c" > "$work/wrap/$c"
+  printf '#!/bin/sh\nexec %s component %s "$@"\n' "$root/bin/kubelab-${c#kube-}" "$c" > "$work/wrap/$c"
   chmod +x "$work/wrap/$c"
 done
 printf '#!/bin/sh\nexec %s "$@"\n' "$root/bin/kubelab-kubectl" > "$work/wrap/kubectl"
@@ -133,7 +133,7 @@ if [ -n "$scale" ]; then
   # spent so far; both clusters run the same component processes.
   cpu() {
     local t=0 p f
-    for p in $(pgrep -f "kubelab-control-plane component "); do
+    for p in $(pgrep -f "kubelab-(etcd|apiserver|controller-manager|scheduler|kwok) component "); do
       read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
       t=$((t + f[11] + f[12]))
     done

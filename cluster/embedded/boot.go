@@ -97,7 +97,7 @@ func (b *Backend) RestoreSeed(ctx context.Context, snapshot string) error {
 	site := b.site()
 	members := controlplane.EtcdMembers(t)
 	err := b.eachMember(members, func(m string) error {
-		_, err := etcdutl.Run(ctx, b.opts.Components, controlplane.EtcdSeedArgs(t, site, m, snapshot, site.Etcd(m).DataDir)...)
+		_, err := etcdutl.Run(ctx, b.program("etcdutl"), controlplane.EtcdSeedArgs(t, site, m, snapshot, site.Etcd(m).DataDir)...)
 		return err
 	})
 	if err != nil {
@@ -143,7 +143,7 @@ func (b *Backend) start(names []string, env func(*procSpec) []string) error {
 		if env != nil {
 			more = env(p)
 		}
-		if err := startProc(b.opts.Components, string(b.opts.Home), b.name, p, b.opts.Ephemeral, more...); err != nil {
+		if err := startProc(b.programOf(p), string(b.opts.Home), b.name, p, b.opts.Ephemeral, more...); err != nil {
 			return err
 		}
 	}

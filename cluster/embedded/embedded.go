@@ -24,6 +24,7 @@ import (
 	"kubelab.dev/kubelab/cluster/lifecycle"
 	"kubelab.dev/kubelab/cluster/seed"
 	"kubelab.dev/kubelab/internal/binaries"
+	"kubelab.dev/kubelab/internal/fileid"
 )
 
 // Options configure a cluster of this backend.
@@ -34,9 +35,10 @@ type Options struct {
 	// os.Executable() when empty.
 	Binary string
 	// Components is the executable that runs the cluster's processes
-	// (`component NAME ARGS...`): the kubelab-control-plane built next to
-	// Binary when there is one (it starts faster: it carries only the
-	// control plane), else kubelab-components, else Binary.
+	// (`component NAME ARGS...`) that have none of their own next to
+	// Binary (see binaries.ProgramOf: kubelab-etcd, kubelab-apiserver,
+	// ... start faster, as each carries one program): kubelab-components,
+	// else Binary.
 	Components string
 	// Ephemeral clusters die with this process (labs, tests); others stay up
 	// after `kubelab up` returns.
@@ -100,9 +102,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Components == "" {
 		o.Components = binaries.ComponentsOf(o.Binary)
-		if cp, ok := binaries.Sibling(o.Binary, binaries.ControlPlane); ok {
-			o.Components = cp
-		}
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -123,7 +122,7 @@ func (b *Backend) Dir() string { return b.dir }
 // cluster/lifecycle). On failure, or when ctx is cancelled, everything
 // started so far is removed before Up returns.
 func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
-	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh || seed.FreshFromEnv(), Binary: b.opts.Components}
+	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh || seed.FreshFromEnv(), Binary: b.program("prune-snapshot")}
 	key, err := b.seedKey()
 	if err != nil {
 		b.opts.Log.Warn("no seed", "err", err)
@@ -135,7 +134,31 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 
 // seedKey is the key of this cluster's seed: the build of the binary
 // that runs its apiservers.
-func (b *Backend) seedKey() (string, error) { return seed.Key(b.opts.Components, "backend=embedded") }
+// seedKey is keyed by the builds of the apiserver, which writes the
+// seed's objects, and of etcd, which stores them.
+func (b *Backend) seedKey() (string, error) {
+	etcd, err := fileid.Build(b.program("etcd"))
+	if err != nil {
+		return "", err
+	}
+	return seed.Key(b.program("kube-apiserver"), "backend=embedded", "etcd="+etcd)
+}
+
+// programOf is the executable that runs p (`component NAME ARGS...`).
+func (b *Backend) programOf(p *procSpec) string {
+	if len(p.Args) > 1 && p.Args[0] == "component" {
+		return b.program(p.Args[1])
+	}
+	return b.opts.Components
+}
+
+// program is the executable that runs component (see binaries.ProgramOf).
+func (b *Backend) program(component string) string {
+	if p := binaries.ProgramOf(b.opts.Binary, component); p != binaries.ComponentsOf(b.opts.Binary) {
+		return p
+	}
+	return b.opts.Components
+}
 
 // Down implements cluster.Backend. A cluster that goes away keeps
 // nothing, so nothing needs a graceful stop: every process is killed at
@@ -263,7 +286,7 @@ func (b *Backend) startIfDown(p *procSpec) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return startProc(b.opts.Components, string(b.opts.Home), b.name, p, b.opts.Ephemeral)
+	return startProc(b.programOf(p), string(b.opts.Home), b.name, p, b.opts.Ephemeral)
 }
 
 // Access implements cluster.Backend.

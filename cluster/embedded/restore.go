@@ -21,7 +21,7 @@ func (b *Backend) SnapshotDir() string { return filepath.Join(b.dir, "snapshots"
 
 // SnapshotStatus implements cluster.EtcdRestorer.
 func (b *Backend) SnapshotStatus(ctx context.Context, file string) (cluster.SnapshotStatus, error) {
-	return etcdutl.SnapshotStatus(ctx, b.opts.Components, file)
+	return etcdutl.SnapshotStatus(ctx, b.program("etcdutl"), file)
 }
 
 // RestoreEtcd implements cluster.EtcdRestorer: the members' data
@@ -35,7 +35,7 @@ func (b *Backend) RestoreEtcd(ctx context.Context, file, token string) error {
 		return err
 	}
 	err := b.eachMember(members, func(m string) error {
-		return etcdutl.Replace(ctx, b.opts.Components, site.Etcd(m).DataDir, func(dir string) []string {
+		return etcdutl.Replace(ctx, b.program("etcdutl"), site.Etcd(m).DataDir, func(dir string) []string {
 			return controlplane.EtcdRestoreArgs(t, site, m, file, dir, token)
 		})
 	})

@@ -10,18 +10,16 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"kubelab.dev/kubelab/internal/components"
+	_ "kubelab.dev/kubelab/internal/components/apiserver"
 	_ "kubelab.dev/kubelab/internal/components/clients" // kubectl, etcdctl
-	_ "kubelab.dev/kubelab/internal/components/node"    // kubelet, kube-proxy, cri, ip-route
+	_ "kubelab.dev/kubelab/internal/components/controllermanager"
+	_ "kubelab.dev/kubelab/internal/components/etcd" // etcd, etcdutl, prune-snapshot
+	_ "kubelab.dev/kubelab/internal/components/kwok"
+	_ "kubelab.dev/kubelab/internal/components/node" // kubelet, kube-proxy, cri, ip-route
+	_ "kubelab.dev/kubelab/internal/components/scheduler"
 )
 
-func main() {
-	if len(os.Args) < 3 || os.Args[1] != "component" {
-		fmt.Fprintf(os.Stderr, "usage: kubelab component NAME [ARGS...]; components: %v, kubelab-lb\n", components.Names())
-		os.Exit(2)
-	}
-	os.Exit(components.Main(os.Args[2], os.Args[3:]))
-}
+func main() { os.Exit(components.Command("kubelab")) }

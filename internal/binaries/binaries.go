@@ -3,14 +3,16 @@
 // that each `kubelab` command starts in a fraction of the time: the
 // components run from kubelab-components (all of them: control plane,
 // node daemons, kubectl and etcdctl) and, for the processes of embedded
-// clusters, from kubelab-control-plane (the control plane alone, about
-// half the packages to initialise).
+// clusters, from one executable per program (kubelab-etcd,
+// kubelab-apiserver, ...), each of which initialises the packages of its
+// own program only.
 package binaries
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Names of the executables next to kubelab.
@@ -18,8 +20,6 @@ const (
 	// Components carries every component: `kubelab-components component
 	// NAME ARGS...`. Docker images hold it as /kubelab.
 	Components = "kubelab-components"
-	// ControlPlane carries the control-plane components only.
-	ControlPlane = "kubelab-control-plane"
 	// Kubectl is upstream kubectl alone, which starts in half the time.
 	Kubectl = "kubelab-kubectl"
 )
@@ -30,6 +30,43 @@ func Sibling(kubelab, name string) (path string, ok bool) {
 	p := filepath.Join(filepath.Dir(kubelab), name)
 	st, err := os.Stat(p)
 	return p, err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// programs maps a component to the executable that carries it alone
+// (with kubelab's load balancer, which every components executable runs).
+var programs = map[string]string{
+	"etcd": "kubelab-etcd", "etcdutl": "kubelab-etcd", "prune-snapshot": "kubelab-etcd",
+	"kubelab-lb":              "kubelab-etcd",
+	"kube-apiserver":          "kubelab-apiserver",
+	"kube-controller-manager": "kubelab-controller-manager",
+	"kube-scheduler":          "kubelab-scheduler",
+	"kwok":                    "kubelab-kwok",
+}
+
+// Programs are the executables that carry one program each (see
+// ProgramOf), sorted.
+func Programs() []string {
+	var out []string
+	for _, p := range programs {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ProgramOf is the executable that runs component (`component NAME
+// ARGS...`) for the kubelab binary kubelab: the one next to it that
+// carries that program alone, else the components executable (see
+// ComponentsOf).
+func ProgramOf(kubelab, component string) string {
+	if name, ok := programs[component]; ok {
+		if p, ok := Sibling(kubelab, name); ok {
+			return p
+		}
+	}
+	return ComponentsOf(kubelab)
 }
 
 // ComponentsOf is the components executable next to the kubelab binary

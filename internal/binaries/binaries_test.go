@@ -59,3 +59,44 @@ func TestKubectlPrefersTheSlimBinary(t *testing.T) {
 		t.Errorf("with %s: %q, want it", Kubectl, got)
 	}
 }
+
+func TestProgramOfPrefersTheOneProgramBinary(t *testing.T) {
+	dir := t.TempDir()
+	kubelab := filepath.Join(dir, "kubelab")
+	comp := filepath.Join(dir, Components)
+	if err := os.WriteFile(comp, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := ProgramOf(kubelab, "kube-apiserver"); got != comp {
+		t.Errorf("without kubelab-apiserver: %s, want %s", got, comp)
+	}
+	api := filepath.Join(dir, "kubelab-apiserver")
+	if err := os.WriteFile(api, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := ProgramOf(kubelab, "kube-apiserver"); got != api {
+		t.Errorf("ProgramOf(kube-apiserver) = %s, want %s", got, api)
+	}
+	if got := ProgramOf(kubelab, "kubelet"); got != comp {
+		t.Errorf("ProgramOf(kubelet) = %s, want the components binary %s (no binary of its own)", got, comp)
+	}
+	if got, want := Programs(), []string{"kubelab-apiserver", "kubelab-controller-manager", "kubelab-etcd", "kubelab-kwok", "kubelab-scheduler"}; !slices.Equal(got, want) {
+		t.Errorf("Programs() = %q, want %q", got, want)
+	}
+}
+
+// Every one-program executable has its command, and hack/build.sh builds it.
+func TestProgramsAreBuilt(t *testing.T) {
+	build, err := os.ReadFile("../../hack/build.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range Programs() {
+		if _, err := os.Stat(filepath.Join("../../cmd", p, "main.go")); err != nil {
+			t.Errorf("%s: no command: %v", p, err)
+		}
+		if !strings.Contains(string(build), strings.TrimPrefix(p, "kubelab-")) {
+			t.Errorf("hack/build.sh does not build %s", p)
+		}
+	}
+}

@@ -1,6 +1,6 @@
 // Package clients registers the command-line clients kubelab carries as
 // components: kubectl and etcdctl (see package components). The
-// components binary imports it; the control-plane binary does not.
+// components binary imports it; the one-program binaries do not.
 package clients
 
 import (

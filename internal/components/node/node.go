@@ -2,7 +2,7 @@
 // backend's nodes and control-plane containers: the kubelet, kube-proxy,
 // and kubelab's own cri (what the runtime reports over the CRI) and
 // ip-route (see package components). The components binary imports it;
-// the control-plane binary of the embedded backend does not.
+// the one-program binaries of the embedded backend do not.
 package node
 
 import (

@@ -1,4 +1,8 @@
-package components
+// Package scheduler registers upstream kube-scheduler as a component
+// (see package components), with the registrations its upstream main
+// makes, and kubelab's recording of its per-plugin decisions (see
+// package schedrecord).
+package scheduler
 
 import (
 	"fmt"
@@ -10,8 +14,12 @@ import (
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/internal/components"
 	"kubelab.dev/kubelab/internal/components/schedrecord"
+	_ "kubelab.dev/kubelab/internal/components/upstream" // what upstream's main registers
 )
+
+func init() { components.Register("kube-scheduler", runScheduler) }
 
 // runScheduler is upstream kube-scheduler's main. With kubelab's
 // --kubelab-scheduling-log flag it first rewrites the --config file so

@@ -1,4 +1,4 @@
-package components
+package etcd
 
 import (
 	"context"
@@ -27,8 +27,6 @@ import (
 // identity lease), which a cluster restored from the seed would otherwise
 // route to until the lease expired.
 const PruneSnapshot = "prune-snapshot"
-
-func init() { mains[PruneSnapshot] = runPruneSnapshot }
 
 func runPruneSnapshot() int {
 	if len(os.Args) < 3 {

@@ -1,0 +1,14 @@
+// Command kubelab-scheduler runs one program of an embedded kubelab cluster
+// (see package scheduler): `kubelab-scheduler component NAME ARGS...`, exactly as
+// `kubelab component` does, from a binary that initialises the packages
+// of that program alone (see package components).
+package main
+
+import (
+	"os"
+
+	"kubelab.dev/kubelab/internal/components"
+	_ "kubelab.dev/kubelab/internal/components/scheduler"
+)
+
+func main() { os.Exit(components.Command("kubelab-scheduler")) }
