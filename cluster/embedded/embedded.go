@@ -36,8 +36,8 @@ type Options struct {
 	Binary string
 	// Components is the executable that runs the cluster's processes
 	// (`component NAME ARGS...`) that have none of their own next to
-	// Binary (see binaries.ProgramOf: kubelab-etcd, kubelab-apiserver,
-	// ... start faster, as each carries one program): kubelab-components,
+	// Binary (see binaries.Program: kubelab-etcd, kubelab-apiserver, ...
+	// start faster, as each carries one program): kubelab-components,
 	// else Binary.
 	Components string
 	// Ephemeral clusters die with this process (labs, tests); others stay up
@@ -132,10 +132,9 @@ func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 	return lifecycle.Up(ctx, b, progress, opts)
 }
 
-// seedKey is the key of this cluster's seed: the build of the binary
-// that runs its apiservers.
-// seedKey is keyed by the builds of the apiserver, which writes the
-// seed's objects, and of etcd, which stores them.
+// seedKey is the key of this cluster's seed: the builds of the
+// executables that run its apiservers, which write the seed's objects,
+// and its etcd members, which store them.
 func (b *Backend) seedKey() (string, error) {
 	etcd, err := fileid.Build(b.program("etcd"))
 	if err != nil {
@@ -152,9 +151,10 @@ func (b *Backend) programOf(p *procSpec) string {
 	return b.opts.Components
 }
 
-// program is the executable that runs component (see binaries.ProgramOf).
+// program is the executable that runs component: its own next to
+// Binary (see binaries.Program), else Components.
 func (b *Backend) program(component string) string {
-	if p := binaries.ProgramOf(b.opts.Binary, component); p != binaries.ComponentsOf(b.opts.Binary) {
+	if p, ok := binaries.Program(b.opts.Binary, component); ok {
 		return p
 	}
 	return b.opts.Components

@@ -44,7 +44,7 @@ var programs = map[string]string{
 }
 
 // Programs are the executables that carry one program each (see
-// ProgramOf), sorted.
+// Program), sorted.
 func Programs() []string {
 	var out []string
 	for _, p := range programs {
@@ -56,17 +56,15 @@ func Programs() []string {
 	return out
 }
 
-// ProgramOf is the executable that runs component (`component NAME
-// ARGS...`) for the kubelab binary kubelab: the one next to it that
-// carries that program alone, else the components executable (see
-// ComponentsOf).
-func ProgramOf(kubelab, component string) string {
-	if name, ok := programs[component]; ok {
-		if p, ok := Sibling(kubelab, name); ok {
-			return p
-		}
+// Program is the executable next to the kubelab binary kubelab that
+// carries component's program alone (`component NAME ARGS...`); ok is
+// false when there is none.
+func Program(kubelab, component string) (path string, ok bool) {
+	name, ok := programs[component]
+	if !ok {
+		return "", false
 	}
-	return ComponentsOf(kubelab)
+	return Sibling(kubelab, name)
 }
 
 // ComponentsOf is the components executable next to the kubelab binary

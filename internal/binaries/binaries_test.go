@@ -60,25 +60,21 @@ func TestKubectlPrefersTheSlimBinary(t *testing.T) {
 	}
 }
 
-func TestProgramOfPrefersTheOneProgramBinary(t *testing.T) {
+func TestProgramIsTheOneProgramBinary(t *testing.T) {
 	dir := t.TempDir()
 	kubelab := filepath.Join(dir, "kubelab")
-	comp := filepath.Join(dir, Components)
-	if err := os.WriteFile(comp, nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if got := ProgramOf(kubelab, "kube-apiserver"); got != comp {
-		t.Errorf("without kubelab-apiserver: %s, want %s", got, comp)
+	if p, ok := Program(kubelab, "kube-apiserver"); ok {
+		t.Errorf("without kubelab-apiserver: %s, want none", p)
 	}
 	api := filepath.Join(dir, "kubelab-apiserver")
 	if err := os.WriteFile(api, nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := ProgramOf(kubelab, "kube-apiserver"); got != api {
-		t.Errorf("ProgramOf(kube-apiserver) = %s, want %s", got, api)
+	if p, ok := Program(kubelab, "kube-apiserver"); !ok || p != api {
+		t.Errorf("Program(kube-apiserver) = %s, %t; want %s", p, ok, api)
 	}
-	if got := ProgramOf(kubelab, "kubelet"); got != comp {
-		t.Errorf("ProgramOf(kubelet) = %s, want the components binary %s (no binary of its own)", got, comp)
+	if p, ok := Program(kubelab, "kubelet"); ok {
+		t.Errorf("Program(kubelet) = %s, want none (it has no executable of its own)", p)
 	}
 	if got, want := Programs(), []string{"kubelab-apiserver", "kubelab-controller-manager", "kubelab-etcd", "kubelab-kwok", "kubelab-scheduler"}; !slices.Equal(got, want) {
 		t.Errorf("Programs() = %q, want %q", got, want)
