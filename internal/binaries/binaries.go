@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // Names of the executables next to kubelab.
@@ -41,19 +40,6 @@ var programs = map[string]string{
 	"kube-controller-manager": "kubelab-controller-manager",
 	"kube-scheduler":          "kubelab-scheduler",
 	"kwok":                    "kubelab-kwok",
-}
-
-// Programs are the executables that carry one program each (see
-// Program), sorted.
-func Programs() []string {
-	var out []string
-	for _, p := range programs {
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Program is the executable next to the kubelab binary kubelab that

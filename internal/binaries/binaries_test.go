@@ -76,8 +76,8 @@ func TestProgramIsTheOneProgramBinary(t *testing.T) {
 	if p, ok := Program(kubelab, "kubelet"); ok {
 		t.Errorf("Program(kubelet) = %s, want none (it has no executable of its own)", p)
 	}
-	if got, want := Programs(), []string{"kubelab-apiserver", "kubelab-controller-manager", "kubelab-etcd", "kubelab-kwok", "kubelab-scheduler"}; !slices.Equal(got, want) {
-		t.Errorf("Programs() = %q, want %q", got, want)
+	if got, want := executables(), []string{"kubelab-apiserver", "kubelab-controller-manager", "kubelab-etcd", "kubelab-kwok", "kubelab-scheduler"}; !slices.Equal(got, want) {
+		t.Errorf("one-program executables = %q, want %q", got, want)
 	}
 }
 
@@ -87,7 +87,7 @@ func TestProgramsAreBuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range Programs() {
+	for _, p := range executables() {
 		if _, err := os.Stat(filepath.Join("../../cmd", p, "main.go")); err != nil {
 			t.Errorf("%s: no command: %v", p, err)
 		}
@@ -95,4 +95,16 @@ func TestProgramsAreBuilt(t *testing.T) {
 			t.Errorf("hack/build.sh does not build %s", p)
 		}
 	}
+}
+
+// executables are the one-program executables, sorted.
+func executables() []string {
+	var out []string
+	for _, p := range programs {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
