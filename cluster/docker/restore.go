@@ -20,7 +20,7 @@ func (b *Backend) SnapshotDir() string { return filepath.Join(b.opts.Dir, "snaps
 
 // SnapshotStatus implements cluster.EtcdRestorer.
 func (b *Backend) SnapshotStatus(ctx context.Context, file string) (cluster.SnapshotStatus, error) {
-	return etcdutl.SnapshotStatus(ctx, b.components(), file)
+	return etcdutl.SnapshotStatus(ctx, b.etcdutl(), file)
 }
 
 // RestoreEtcd implements cluster.EtcdRestorer. A member's data lives on
@@ -34,7 +34,7 @@ func (b *Backend) RestoreEtcd(ctx context.Context, file, token string) error {
 		return err
 	}
 	err := eachComponent(plan, func(c controlplane.Component) error {
-		return etcdutl.Replace(ctx, b.components(), b.etcdDir(c.Name), func(dir string) []string {
+		return etcdutl.Replace(ctx, b.etcdutl(), b.etcdDir(c.Name), func(dir string) []string {
 			return controlplane.EtcdRestoreArgs(b.topo, b.site(), c.Name, file, dir, token)
 		})
 	})

@@ -29,7 +29,7 @@ func (b *Backend) RestoreSeed(ctx context.Context, snapshot string) error {
 		if err := os.MkdirAll(filepath.Dir(b.etcdDir(c.Name)), 0o700); err != nil {
 			return err
 		}
-		_, err := etcdutl.Run(ctx, b.components(), controlplane.EtcdSeedArgs(b.topo, b.site(), c.Name, snapshot, b.etcdDir(c.Name))...)
+		_, err := etcdutl.Run(ctx, b.etcdutl(), controlplane.EtcdSeedArgs(b.topo, b.site(), c.Name, snapshot, b.etcdDir(c.Name))...)
 		return err
 	})
 	if err != nil {

@@ -190,8 +190,8 @@ type Options struct {
 	Fresh bool
 	// Timeout bounds each stage's wait (default 90s).
 	Timeout time.Duration
-	// Binary carries `component prune-snapshot` (the components'
-	// executable): a seed is taken only with it.
+	// Binary carries `component prune-snapshot` (etcd's executable, or
+	// the components'): a seed is taken only with it.
 	Binary string
 }
 
