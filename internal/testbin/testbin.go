@@ -26,8 +26,14 @@ var (
 // It also points $KUBELAB_SEEDS, unless set, at a seed cache every test
 // process of this user shares: each test's cluster has a home of its own,
 // and all of them one seed per build (see cluster/seed).
+//
+// The first call waits for the machine's cluster turn (see takeTurn), and
+// the process keeps it until it exits.
 func Path() (string, error) {
 	once.Do(func() {
+		if err = takeTurn(); err != nil {
+			return
+		}
 		if os.Getenv("KUBELAB_SEEDS") == "" {
 			os.Setenv("KUBELAB_SEEDS", filepath.Join(os.TempDir(), fmt.Sprintf("kubelab-test-seeds-%d", os.Getuid())))
 		}
@@ -82,4 +88,34 @@ func Root() (string, error) {
 			return "", fmt.Errorf("no go.mod above %s", dir)
 		}
 	}
+}
+
+// turn is the lock file of the cluster turn, open for the life of the
+// process that holds it (close-on-exec: no cluster process inherits it).
+var turn *os.File
+
+// takeTurn waits until no other test process on the machine holds the
+// cluster turn, then takes it: one test binary at a time boots clusters.
+// The README's test command runs `go test -p 2`, so that Go links and
+// vets the next packages, and runs those that boot nothing, while a
+// package boots its clusters; the packages that boot clusters (each one
+// sizes its parallel tests to the whole machine) take turns here, and
+// the next one, linked already, starts the moment the one before exits.
+// The turn is released with the process: the kernel drops a flock when
+// its last descriptor closes, so a test binary that dies frees it too.
+func takeTurn() error {
+	dir := filepath.Join(os.TempDir(), "kubelab-testbin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "clusters.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("cluster turn: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return fmt.Errorf("cluster turn: %w", err)
+	}
+	turn = f
+	return nil
 }
