@@ -154,6 +154,8 @@ func (h failOnWarn) WithGroup(string) slog.Handler      { return h }
 // unless the command line sets it: for packages whose parallel tests
 // boot clusters that mostly wait (leases to expire, checks to time
 // out), where go test's default (one per core) leaves the CPU idle.
+// Like testbin.Main, it first takes the machine's cluster turn unless
+// -short skips the tests that boot clusters.
 // Call it from TestMain: os.Exit(enginetest.Main(m, 4)).
 func Main(m *testing.M, parallel int) int {
 	flag.Parse()
@@ -164,5 +166,5 @@ func Main(m *testing.M, parallel int) int {
 			panic(err) // the testing package defines the flag
 		}
 	}
-	return m.Run()
+	return testbin.Main(m)
 }
