@@ -158,6 +158,12 @@ func (h failOnWarn) WithGroup(string) slog.Handler      { return h }
 // -short skips the tests that boot clusters.
 // Call it from TestMain: os.Exit(enginetest.Main(m, 4)).
 func Main(m *testing.M, parallel int) int {
+	setParallel(parallel)
+	return testbin.Main(m)
+}
+
+// setParallel sets go test's -parallel unless the command line does.
+func setParallel(parallel int) {
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
@@ -166,5 +172,4 @@ func Main(m *testing.M, parallel int) int {
 			panic(err) // the testing package defines the flag
 		}
 	}
-	return testbin.Main(m)
 }

@@ -9,8 +9,12 @@ import (
 	"time"
 )
 
-// TestMain lets go test run every test the pool holds (see Pool).
-func TestMain(m *testing.M) { os.Exit(Main(m, 16)) }
+// TestMain lets go test run every test the pool holds (see Pool). They
+// boot nothing: they need no cluster turn.
+func TestMain(m *testing.M) {
+	setParallel(16)
+	os.Exit(m.Run())
+}
 
 func TestPoolRunsTheLongestFirst(t *testing.T) {
 	p := NewPool(2)
