@@ -97,7 +97,9 @@ var (
 	turnErr  error
 	// turn is the lock file of the cluster turn, open for the life of
 	// the process that holds it (close-on-exec: no cluster process
-	// inherits it).
+	// inherits it). Only this reference keeps it open: an *os.File the
+	// garbage collector finds unreachable closes its descriptor, and the
+	// turn would go with it.
 	turn *os.File
 )
 
