@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strconv"
@@ -433,22 +434,51 @@ func (l *Live) APIServers(ctx context.Context) ([]APIServer, error) {
 		go func() {
 			defer wg.Done()
 			out[i] = APIServer{Name: n}
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, acc.APIServers[n]+"/readyz", nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, acc.APIServers[n]+"/readyz?verbose", nil)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s: %w", n, err)
 				return
 			}
 			resp, err := l.httpc.Do(req)
 			if err != nil {
+				out[i].Failing = []string{"no answer: " + noAnswer(err)}
 				errs[i] = fmt.Errorf("%s: %w", n, err)
 				return
 			}
+			defer resp.Body.Close()
 			out[i].Ready = resp.StatusCode == http.StatusOK
-			resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			out[i].Failing = failedChecks(body)
+			if !out[i].Ready && len(out[i].Failing) == 0 {
+				out[i].Failing = []string{fmt.Sprintf("no answer: HTTP %d", resp.StatusCode)}
+			}
 		}()
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// failedChecks are the names of the checks a verbose /readyz body marks
+// failed: its lines "[-]NAME failed: reason withheld".
+func failedChecks(body []byte) []string {
+	var out []string
+	for line := range strings.Lines(string(body)) {
+		if rest, ok := strings.CutPrefix(line, "[-]"); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// noAnswer is the last part of a request's error, the one that says why
+// ("connection refused", "context deadline exceeded").
+func noAnswer(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
 }
 
 // Elapsed implements View.

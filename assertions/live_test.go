@@ -1,6 +1,9 @@
 package assertions
 
 import (
+	"errors"
+	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,5 +61,22 @@ func TestQuantity(t *testing.T) {
 	}
 	if _, err := Eval(t.Context(), c, nil, nil); err == nil {
 		t.Error(`quantity("12MB") evaluated; want an error`)
+	}
+}
+
+func TestFailedChecks(t *testing.T) {
+	// What a restarting kube-apiserver answers on /readyz?verbose (500).
+	body := "[+]ping ok\n[+]log ok\n[-]etcd failed: reason withheld\n[+]informer-sync ok\n" +
+		"[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n[+]shutdown ok\nreadyz check failed\n"
+	got := failedChecks([]byte(body))
+	if want := []string{"etcd", "poststarthook/rbac/bootstrap-roles"}; !slices.Equal(got, want) {
+		t.Errorf("failedChecks = %q, want %q", got, want)
+	}
+	if got := failedChecks([]byte("[+]ping ok\n[+]etcd ok\nreadyz check passed\n")); got != nil {
+		t.Errorf("a ready apiserver: failedChecks = %q, want none", got)
+	}
+	err := &url.Error{Op: "Get", URL: "https://127.0.0.1:1/readyz?verbose", Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}
+	if got := noAnswer(err); got != "connection refused" {
+		t.Errorf("noAnswer = %q, want %q", got, "connection refused")
 	}
 }

@@ -145,6 +145,11 @@ type Component struct {
 type APIServer struct {
 	Name  string `expr:"name"`
 	Ready bool   `expr:"ready"` // GET /readyz answered 200
+	// Failing names the checks /readyz?verbose reports failed ("etcd",
+	// "poststarthook/rbac/bootstrap-roles", ...): what keeps a starting
+	// apiserver out of the load balancer's rotation. One that does not
+	// answer has one entry, "no answer: " and why.
+	Failing []string `expr:"failing"`
 }
 
 // CommandResult is what a kubectl or script operation with bind: NAME

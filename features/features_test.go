@@ -78,7 +78,9 @@ func TestFeatures(t *testing.T) {
 				mu.Unlock()
 				status := "passed"
 				if r.Err != nil {
-					status = "FAILED"
+					// The error on the same line as FAILED: CI's summary
+					// of failures keeps this line, not the timeline.
+					status = "FAILED (" + strings.ReplaceAll(r.Err.Error(), "\n", " ") + ")"
 				}
 				var b strings.Builder
 				for _, e := range r.Timeline {
