@@ -126,7 +126,7 @@ func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Pla
 	if err != nil {
 		return lifecycle.Plan{}, err
 	}
-	if err := os.MkdirAll(b.opts.Dir, 0o700); err != nil {
+	if err := b.claimDir(ctx); err != nil {
 		return lifecycle.Plan{}, err
 	}
 	if err := b.startReaper(); err != nil {
@@ -175,6 +175,26 @@ func (b *Backend) Prepare(ctx context.Context, say lifecycle.Say) (lifecycle.Pla
 		return lifecycle.Plan{}, err
 	}
 	return plan, nil
+}
+
+// claimDir makes the cluster's state directory. A cluster of this name
+// whose containers exist is refused with cluster.ErrExists, so that the
+// failed boot removes nothing of it; a directory without containers is
+// what a kubelab killed before it made any left, and is made anew.
+func (b *Backend) claimDir(ctx context.Context) error {
+	if _, err := os.Stat(b.opts.Dir); err == nil {
+		cs, err := b.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: homeFilter(b.opts.Home, b.topo.Name)})
+		if err != nil {
+			return fmt.Errorf("docker cluster %q: %w", b.topo.Name, err)
+		}
+		if len(cs.Items) > 0 {
+			return fmt.Errorf("cluster %q: %w (kubelab down --name %s)", b.topo.Name, cluster.ErrExists, b.topo.Name)
+		}
+		if err := os.RemoveAll(b.opts.Dir); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(b.opts.Dir, 0o700)
 }
 
 // apiPort is the apiservers' port in their containers.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
@@ -263,19 +264,14 @@ func (b *Backend) withLogs(ctx context.Context, err error, names ...string) erro
 	return fmt.Errorf("%w%s", err, s.String())
 }
 
-// stripMux removes Docker's 8-byte stream headers from multiplexed logs.
+// stripMux joins the stdout and stderr that Docker multiplexes in the
+// logs and exec output of a container without a TTY (as all of kubelab's
+// are).
 func stripMux(b []byte) string {
 	var out bytes.Buffer
-	for len(b) >= 8 && (b[0] == 1 || b[0] == 2) {
-		n := int(b[4])<<24 | int(b[5])<<16 | int(b[6])<<8 | int(b[7])
-		b = b[8:]
-		if n > len(b) {
-			n = len(b)
-		}
-		out.Write(b[:n])
-		b = b[n:]
+	if _, err := stdcopy.StdCopy(&out, &out, bytes.NewReader(b)); err != nil {
+		return string(b) // not multiplexed after all: as it came
 	}
-	out.Write(b)
 	return out.String()
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +92,49 @@ func TestDockerCluster(t *testing.T) {
 	t.Run("a spread Deployment answers on its ClusterIP and DNS name from every node", func(t *testing.T) { dockerASpreadDeploymentAnswersOn(t, h) })
 	t.Run("a killed kubelet stays down until start while its node runs on", func(t *testing.T) { dockerNodeDaemons(t, h) })
 	t.Run("Running counts the cluster's containers", func(t *testing.T) { dockerRunningCounts(t, h) })
+	t.Run("a component's log is its container's, tail and all", func(t *testing.T) { dockerComponentLog(t, h) })
+	t.Run("a second cluster of the same name is refused and harms nothing", func(t *testing.T) { dockerSameNameRefused(t, h) })
+}
+
+// dockerComponentLog: ComponentLog reads a container's log, stdout and
+// stderr demultiplexed, and its last lines with Tail.
+func dockerComponentLog(t *testing.T, h dockerCluster) {
+	c := cluster.New(h.b, nil)
+	out, err := c.LogTail(h.ctx, "kube-scheduler-1", 500)
+	if err != nil || !strings.Contains(out, "leaderelection") || strings.ContainsRune(out, '\x01') {
+		t.Errorf("LogTail(kube-scheduler-1): %v; want its leader election, with no stream headers:\n%s", err, out)
+	}
+	rc, err := h.b.ComponentLog(h.ctx, "etcd-1", cluster.LogOptions{Tail: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(rc)
+	rc.Close()
+	if n := strings.Count(string(raw), "\n"); err != nil || n != 3 {
+		t.Errorf("etcd-1's log with Tail 3: %d lines, %v:\n%s", n, err, raw)
+	}
+	if _, err := c.ComponentLog(h.ctx, "nope", cluster.LogOptions{}); !errors.Is(err, cluster.ErrNoComponent) {
+		t.Errorf("the log of no component: %v, want ErrNoComponent", err)
+	}
+}
+
+// dockerSameNameRefused: Up of a second cluster with the name and state
+// directory of a running one fails with ErrExists before it makes
+// anything, and so removes nothing of the running one.
+func dockerSameNameRefused(t *testing.T, h dockerCluster) {
+	b2, err := New(cluster.Topology{Name: "dt", Workers: 1}, Options{Dir: h.b.opts.Dir, Binary: h.bin, Ephemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b2.Up(h.ctx, nil); !errors.Is(err, cluster.ErrExists) {
+		t.Errorf("a second Up of dt: %v, want ErrExists", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.b.opts.Dir, "admin.kubeconfig")); err != nil {
+		t.Errorf("the running cluster's state lost its kubeconfig: %v", err)
+	}
+	if _, err := h.cs.CoreV1().Nodes().List(h.ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("the running cluster no longer serves: %v", err)
+	}
 }
 
 // dockerRunningCounts: Running, which bench names as load beside its

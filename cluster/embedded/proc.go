@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -293,19 +292,6 @@ func taggedProcs() []taggedProc {
 		out = append(out, taggedProc{PID: pid, Home: env[envHome], Cluster: env[envCluster], Component: env[envComponent]})
 	}
 	return out
-}
-
-// tail returns the last n lines of a file, for error messages.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // Running lists the embedded clusters, of any home, that have live

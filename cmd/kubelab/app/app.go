@@ -187,7 +187,7 @@ exercises.
 	root.AddCommand(
 		g.addFresh(newUpCommand(g)),
 		newDownCommand(g),
-		newStatusCommand(g), newEvalCommand(g), newMetricsCommand(g),
+		newStatusCommand(g), newEvalCommand(g), newMetricsCommand(g), newLogsCommand(g),
 		newKubeconfigCommand(g),
 		newFaultCommand(g), newNodeCommand(g),
 		g.addFresh(newRunCommand(g)),

@@ -118,6 +118,18 @@ func openBackend(ctx context.Context, g *globals) (cluster.Backend, error) {
 	return b, err
 }
 
+// nameFree refuses to make a cluster under a name that a cluster of any
+// backend already has: commands find a cluster by its name alone, and a
+// boot that fails removes what it made, which under a taken name was
+// the other cluster's (its state directory, on the same backend).
+func nameFree(ctx context.Context, g *globals) error {
+	b, err := openBackend(ctx, g)
+	if err != nil {
+		return nil // none (or none that answers: the boot will say)
+	}
+	return invalidf("cluster %q: %w on the %s backend (kubelab down --name %s, or another --name)", g.name, cluster.ErrExists, b.Name(), g.name)
+}
+
 // dockerUp reports quickly whether a Docker engine answers.
 func dockerUp(ctx context.Context) bool { return backends.DockerUp(ctx) }
 

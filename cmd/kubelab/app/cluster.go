@@ -131,6 +131,9 @@ func (f *upFlags) topology(cmd *cobra.Command, g *globals) (cluster.Topology, er
 }
 
 func up(ctx context.Context, g *globals, backend string, t cluster.Topology) error {
+	if err := nameFree(ctx, g); err != nil {
+		return err
+	}
 	b, err := newBackend(g, backend, t, false, nil)
 	if err != nil {
 		return invalid(err)

@@ -62,6 +62,7 @@ func TestExitCodes(t *testing.T) {
 		{"bench scale heartbeat 0", []string{"bench", "scale", "--heartbeat", "0"}, ExitInvalid, "--heartbeat 0: want a factor from 1 to 20"},
 		{"bench scale bad second pair", []string{"bench", "scale", "--nodes", "10,0", "--pods", "0,0"}, ExitInvalid, "--nodes 0 --pods 0: want 1 to"},
 		{"status of no cluster", []string{"status", "--name", "nope"}, ExitInvalid, "no such cluster"},
+		{"logs of no cluster", []string{"logs", "--name", "nope", "etcd-1"}, ExitInvalid, "no such cluster"},
 		{"bad output format", []string{"version", "-o", "xml"}, ExitInvalid, `--output "xml": want json or yaml`},
 		{"fault with an unknown action", []string{"fault", "smash", "etcd-leader"}, ExitInvalid, `unknown action "smash"`},
 		{"version", []string{"version"}, ExitPassed, "Kubernetes:"},

@@ -422,6 +422,14 @@ func TestEvalOnAFake(t *testing.T) {
 	if out, code := h.run(t.Context(), "up", "--name", "e"); code != app.ExitPassed {
 		t.Fatalf("up: exit %d\n%s", code, out)
 	}
+	// The name is taken: a second cluster under it, of any backend or
+	// command, is refused before it is made (its failed boot would remove
+	// the first one's state).
+	for _, args := range [][]string{{"up", "--name", "e"}, {"up", "--name", "e", "--backend", "docker"}, {"ui", "--name", "e", "../../../labs/02-etcd-leader-failover.yaml"}} {
+		if out, code := h.run(t.Context(), args...); code != app.ExitInvalid || !strings.Contains(out, `cluster "e": already exists on the`) {
+			t.Errorf("kubelab %s: exit %d\n%s\nwant exit 2 saying the cluster exists", strings.Join(args, " "), code, out)
+		}
+	}
 	if out, code := h.run(t.Context(), "eval", "--name", "e", "raft.leader"); code != app.ExitPassed || out != "\"etcd-2\"\n" {
 		t.Errorf("eval raft.leader: exit %d, %q", code, out)
 	}

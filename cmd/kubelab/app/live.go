@@ -161,6 +161,9 @@ to remove the cluster.`,
 func startExercise(ctx context.Context, g *globals, backend string, kf *kubeFlags, ex *grade.Exercise) (err error) {
 	t := ex.Topology()
 	t.Name = g.name
+	if err := nameFree(ctx, g); err != nil {
+		return err
+	}
 	var b cluster.Backend
 	if backend == backendKubeconfig {
 		// A cluster kubelab did not create: the exercise works in the

@@ -248,9 +248,9 @@ func TestInterruptedLabSaysInterrupted(t *testing.T) {
 	}
 }
 
-// TestClusterCommandsTakeName: get clusters, status -o json, and kubectl
-// and etcdctl with --name (before or after the tool) reach the named
-// cluster.
+// TestClusterCommandsTakeName: get clusters, status -o json, logs, and
+// kubectl and etcdctl with --name (before or after the tool) reach the
+// named cluster.
 func TestClusterCommandsTakeName(t *testing.T) {
 	t.Parallel() // boots a cluster: see TestMain
 	bin := binOrSkip(t)
@@ -292,6 +292,28 @@ func TestClusterCommandsTakeName(t *testing.T) {
 	}
 	if out := cli("etcdctl", "--name", name, "endpoint", "health"); !strings.Contains(out, "is healthy") {
 		t.Errorf("etcdctl: %s", out)
+	}
+	// logs: the components, and the last lines of one, which began by
+	// starting (the line kubelab writes before each start).
+	if out := cli("logs", "--name", name); !strings.Contains(out, "kube-scheduler-1\n") {
+		t.Errorf("logs lists no kube-scheduler-1:\n%s", out)
+	}
+	if out := cli("logs", "--name", name, "kube-scheduler-1"); !strings.HasPrefix(out, "---- kubelab: starting kube-scheduler-1") || !strings.Contains(out, "leaderelection") {
+		t.Errorf("logs kube-scheduler-1 does not start with its start and show its leader election:\n%s", out)
+	}
+	if out := cli("logs", "--name", name, "etcd-1", "--tail", "2"); strings.Count(out, "\n") != 2 {
+		t.Errorf("logs --tail 2 printed %d lines:\n%s", strings.Count(out, "\n"), out)
+	}
+	for _, c := range []struct {
+		component string
+		code      int
+		says      string
+	}{{"worker-1", 3, "simulated by kwok"}, {"nope", 2, "its components: etcd-1, "}} {
+		cmd := exec.Command(bin, "logs", "--name", name, c.component)
+		cmd.Env = append(os.Environ(), "KUBELAB_HOME="+home)
+		if out, err := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != c.code || !strings.Contains(string(out), c.says) {
+			t.Errorf("logs %s: %v, want exit %d saying %q\n%s", c.component, err, c.code, c.says, out)
+		}
 	}
 	cmd := exec.Command(bin, "kubectl", "--name", "no-such-cluster", "get", "nodes")
 	cmd.Env = append(os.Environ(), "KUBELAB_HOME="+home)

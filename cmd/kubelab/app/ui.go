@@ -153,6 +153,9 @@ func labUI(ctx context.Context, g *globals, f *uiFlags, path string) error {
 		return invalid(err)
 	}
 	lab := labs[0]
+	if err := nameFree(ctx, g); err != nil {
+		return err
+	}
 	t := lab.Spec.Cluster
 	t.Name = g.name
 	on := true

@@ -1,0 +1,82 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// LogOptions says which part of a component's output to read.
+type LogOptions struct {
+	// Tail is how many of the last lines to start from; 0 or less: all.
+	Tail int
+	// Follow goes on with what the component writes next, until ctx ends.
+	Follow bool
+}
+
+// ComponentLogger is a backend that keeps the output of the components it
+// runs (stdout and stderr: their klog lines, panics, the reason one
+// exited), across their restarts.
+type ComponentLogger interface {
+	// ComponentLog streams the output of the named component.
+	ComponentLog(ctx context.Context, name string, o LogOptions) (io.ReadCloser, error)
+}
+
+// ErrNoLog says a backend keeps no output of a component: a simulated
+// node, or a cluster kubelab did not create.
+var ErrNoLog = errors.New("no log of its own")
+
+// ErrNoComponent says a cluster has no component of the name asked for.
+var ErrNoComponent = errors.New("no such component")
+
+// ComponentLog streams the output of the named component (see
+// ComponentLogger).
+func (c *Cluster) ComponentLog(ctx context.Context, name string, o LogOptions) (io.ReadCloser, error) {
+	l, ok := c.Backend.(ComponentLogger)
+	if !ok {
+		return nil, fmt.Errorf("logs of %s: the %s backend runs no component of its own (kubectl logs -n kube-system reads the pods of a cluster's control plane): %w", name, c.Name(), ErrNoLog)
+	}
+	if cs, err := c.Components(ctx); err == nil && !slices.ContainsFunc(cs, func(x Component) bool { return x.Name == name }) {
+		names := make([]string, len(cs))
+		for i, x := range cs {
+			names[i] = x.Name
+		}
+		return nil, fmt.Errorf("logs: %w %q in this cluster; its components: %s", ErrNoComponent, name, strings.Join(names, ", "))
+	}
+	return l.ComponentLog(ctx, name, o)
+}
+
+// LogTail returns the last n lines of the named component's output.
+func (c *Cluster) LogTail(ctx context.Context, name string, n int) (string, error) {
+	rc, err := c.ComponentLog(ctx, name, LogOptions{Tail: n})
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	return LastLines(rc, n)
+}
+
+// LastLines reads r to its end and returns its last n lines (each ending
+// in a newline).
+func LastLines(r io.Reader, n int) (string, error) {
+	if n <= 0 {
+		return "", nil
+	}
+	ring := make([]string, 0, n)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if len(ring) == n {
+			ring = append(ring[:0], ring[1:]...)
+		}
+		ring = append(ring, sc.Text())
+	}
+	if len(ring) == 0 {
+		return "", sc.Err()
+	}
+	return strings.Join(ring, "\n") + "\n", sc.Err()
+}
