@@ -80,3 +80,36 @@ func LastLines(r io.Reader, n int) (string, error) {
 	}
 	return strings.Join(ring, "\n") + "\n", sc.Err()
 }
+
+// ExitedTails describes the components that exited on their own (not
+// stopped or killed on purpose), each with the last n lines of its
+// output: a component that died explains most waits that never ended,
+// so a failed step or scenario shows them. "" when none did.
+func (c *Cluster) ExitedTails(ctx context.Context, n int) string {
+	cs, err := c.Components(ctx)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, x := range cs {
+		if x.State != StateExited {
+			continue
+		}
+		tail, err := c.LogTail(ctx, x.Name, n)
+		if err != nil || tail == "" {
+			fmt.Fprintf(&b, "%s exited on its own.\n", x.Name)
+			continue
+		}
+		fmt.Fprintf(&b, "%s exited on its own; the last lines it wrote:\n%s", x.Name, indent(tail))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// indent puts two spaces before each line of s.
+func indent(s string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		b.WriteString("  " + line)
+	}
+	return b.String()
+}

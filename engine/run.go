@@ -300,6 +300,15 @@ func (x *run) runStep(ctx context.Context, st *load.Step) StepResult {
 			break
 		}
 	}
+	if sr.Status == Failed && x.c != nil {
+		// A wait that never ended is most often explained by a component
+		// that died: its last lines go with the failure.
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if tails := x.c.ExitedTails(tctx, exitedLines); tails != "" {
+			sr.Error += "\n" + tails
+		}
+		cancel()
+	}
 	sr.Duration = time.Since(start)
 	x.tl.add(EventStep, st.Name, string(sr.Status))
 	var err error
@@ -309,6 +318,10 @@ func (x *run) runStep(ctx context.Context, st *load.Step) StepResult {
 	x.report(Progress{Step: st.Name, Message: x.r.Words.S(string(sr.Status)), Done: true, Err: err})
 	return sr
 }
+
+// exitedLines is how many of its last lines a component that exited on
+// its own shows in a failed step's error.
+const exitedLines = 12
 
 func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResult {
 	kind := op.Kind()

@@ -224,6 +224,14 @@ func (l *Library) after(ctx context.Context, p *godog.Scenario, err error) (cont
 		}
 		return ctx, errors.Join(errs...)
 	}
+	if rep.Err != nil {
+		// As a failed lab step: the last lines of any component that died.
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if tails := s.sess.Cluster().ExitedTails(tctx, 12); tails != "" {
+			rep.Err = errors.Join(rep.Err, errors.New(tails))
+		}
+		cancel()
+	}
 	rep.Timeline, rep.Recovery, rep.BootDuration = s.sess.Timeline(), s.sess.Recovery(), s.sess.BootDuration()
 	rep.Traces, rep.Scheduling = s.sess.Traces(ctx), s.sess.Scheduling()
 	rep.Evidence = s.evidence(l.Evidence)
