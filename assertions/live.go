@@ -401,7 +401,7 @@ func (l *Live) Components(ctx context.Context) ([]Component, error) {
 	cs, err := l.c.Components(ctx)
 	out := make([]Component, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, Component{Name: c.Name, Role: string(c.Role), State: string(c.State), PID: c.PID})
+		out = append(out, Component{Name: c.Name, Role: string(c.Role), State: string(c.State), PID: c.PID, Exit: c.Exit})
 	}
 	return out, err
 }

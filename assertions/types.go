@@ -139,6 +139,10 @@ type Component struct {
 	Role  string `expr:"role"`
 	State string `expr:"state"` // running, paused, stopped, exited
 	PID   int    `expr:"pid"`
+	// Exit says how an exited component ended, where it is known: "exit
+	// status 1" (a scheduler that lost its lease), "signal: killed",
+	// "OOMKilled"; "" while it runs.
+	Exit string `expr:"exit"`
 }
 
 // APIServer is one kube-apiserver instance's health.

@@ -108,6 +108,9 @@ type Component struct {
 	ID string `json:"id,omitempty"`
 	// Endpoint the component serves on, if any.
 	Endpoint string `json:"endpoint,omitempty"`
+	// Exit says how a component in state exited ended, where the backend
+	// knows: "exit status 1", "signal: killed", "OOMKilled".
+	Exit string `json:"exit,omitempty"`
 	// Log is where its output goes.
 	Log string `json:"log,omitempty"`
 }

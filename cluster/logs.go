@@ -20,7 +20,8 @@ type LogOptions struct {
 
 // ComponentLogger is a backend that keeps the output of the components it
 // runs (stdout and stderr: their klog lines, panics, the reason one
-// exited), across their restarts.
+// exited), across their restarts. A name NODE/DAEMON (worker-1/kubelet)
+// is a daemon inside a real node.
 type ComponentLogger interface {
 	// ComponentLog streams the output of the named component.
 	ComponentLog(ctx context.Context, name string, o LogOptions) (io.ReadCloser, error)
@@ -40,12 +41,19 @@ func (c *Cluster) ComponentLog(ctx context.Context, name string, o LogOptions) (
 	if !ok {
 		return nil, fmt.Errorf("logs of %s: the %s backend runs no component of its own (kubectl logs -n kube-system reads the pods of a cluster's control plane): %w", name, c.Name(), ErrNoLog)
 	}
-	if cs, err := c.Components(ctx); err == nil && !slices.ContainsFunc(cs, func(x Component) bool { return x.Name == name }) {
+	base := name
+	if node, daemon, ok := SplitNodeDaemon(name); ok {
+		if !KnownDaemon(daemon) {
+			return nil, fmt.Errorf("logs: %w %q: a node's daemons are %s", ErrNoComponent, name, strings.Join(NodeDaemons, ", "))
+		}
+		base = node
+	}
+	if cs, err := c.Components(ctx); err == nil && !slices.ContainsFunc(cs, func(x Component) bool { return x.Name == base }) {
 		names := make([]string, len(cs))
 		for i, x := range cs {
 			names[i] = x.Name
 		}
-		return nil, fmt.Errorf("logs: %w %q in this cluster; its components: %s", ErrNoComponent, name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("logs: %w %q in this cluster; its components: %s", ErrNoComponent, base, strings.Join(names, ", "))
 	}
 	return l.ComponentLog(ctx, name, o)
 }
@@ -95,12 +103,16 @@ func (c *Cluster) ExitedTails(ctx context.Context, n int) string {
 		if x.State != StateExited {
 			continue
 		}
+		how := ""
+		if x.Exit != "" {
+			how = " (" + x.Exit + ")"
+		}
 		tail, err := c.LogTail(ctx, x.Name, n)
 		if err != nil || tail == "" {
-			fmt.Fprintf(&b, "%s exited on its own.\n", x.Name)
+			fmt.Fprintf(&b, "%s exited on its own%s.\n", x.Name, how)
 			continue
 		}
-		fmt.Fprintf(&b, "%s exited on its own; the last lines it wrote:\n%s", x.Name, indent(tail))
+		fmt.Fprintf(&b, "%s exited on its own%s; the last lines it wrote:\n%s", x.Name, how, indent(tail))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -50,7 +50,7 @@ func TestExitedTails(t *testing.T) {
 	c := New(logFake{
 		comps: []Component{
 			{Name: "etcd-1", State: StateRunning},
-			{Name: "kube-apiserver-1", State: StateExited},
+			{Name: "kube-apiserver-1", State: StateExited, Exit: "exit status 1"},
 			{Name: "kube-scheduler-1", State: StateStopped},
 			{Name: "worker-1", State: StateExited},
 		},
@@ -61,7 +61,7 @@ func TestExitedTails(t *testing.T) {
 		},
 	}, nil)
 	got := c.ExitedTails(t.Context(), 2)
-	want := "kube-apiserver-1 exited on its own; the last lines it wrote:\n  listening\n  E bind: address already in use\nworker-1 exited on its own."
+	want := "kube-apiserver-1 exited on its own (exit status 1); the last lines it wrote:\n  listening\n  E bind: address already in use\nworker-1 exited on its own."
 	if got != want {
 		t.Errorf("ExitedTails:\n%s\nwant:\n%s", got, want)
 	}

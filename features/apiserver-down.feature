@@ -57,6 +57,7 @@ Feature: What happens when the apiserver dies
     And kubectl "create configmap during-outage --from-literal=written=no --request-timeout=5s" fails
     And the expression "len(pods('app=web')) == 3 && all(pods('app=web'), .phase == 'Running')" stays true for 10s
     And the expression "component('kube-scheduler-1').state == 'exited' && component('kube-controller-manager-1').state == 'exited'" holds within 30s
+    And the expression "component('kube-scheduler-1').exit == 'exit status 1'" holds
     When I start every apiserver
     Then the expression "all(apiservers(), .ready)" holds within 60s
     When I start every scheduler

@@ -48,6 +48,10 @@ func (b *Backend) Components(ctx context.Context) ([]cluster.Component, error) {
 			comp.State = cluster.StateStopped
 		default:
 			comp.State = cluster.StateExited
+			comp.Exit = fmt.Sprintf("exit status %d", ins.Container.State.ExitCode)
+			if ins.Container.State.OOMKilled {
+				comp.Exit = "OOMKilled"
+			}
 		}
 		out = append(out, comp)
 	}

@@ -116,6 +116,38 @@ func dockerComponentLog(t *testing.T, h dockerCluster) {
 	if _, err := c.ComponentLog(h.ctx, "nope", cluster.LogOptions{}); !errors.Is(err, cluster.ErrNoComponent) {
 		t.Errorf("the log of no component: %v, want ErrNoComponent", err)
 	}
+	if _, err := c.ComponentLog(h.ctx, "worker-1/kubeproxy", cluster.LogOptions{}); !errors.Is(err, cluster.ErrNoComponent) {
+		t.Errorf("the log of no daemon: %v, want ErrNoComponent", err)
+	}
+	// A daemon inside a node: containerd writes to a file there.
+	out, err = c.LogTail(h.ctx, "worker-1/containerd", 2)
+	if err != nil || strings.Count(out, "\n") != 2 || !strings.Contains(out, "level=") {
+		t.Errorf("worker-1/containerd's last 2 lines: %v\n%s", err, out)
+	}
+	// Followed, the tail in the node ends with the stream.
+	fctx, cancel := context.WithCancel(h.ctx)
+	rc, err = c.ComponentLog(fctx, "worker-1/kube-proxy", cluster.LogOptions{Tail: 1, Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(rc, first); err != nil {
+		t.Errorf("following worker-1/kube-proxy: %v", err)
+	}
+	cancel()
+	rc.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ps, _ := h.b.ExecNode(h.ctx, "worker-1", "sh", "-c", "ps -eo args | grep '^tail' || true")
+		if strings.TrimSpace(ps) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("a tail still runs in worker-1 after the stream closed:\n%s", ps)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // dockerSameNameRefused: Up of a second cluster with the name and state

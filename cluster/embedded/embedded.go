@@ -211,6 +211,7 @@ func (b *Backend) Components(ctx context.Context) ([]cluster.Component, error) {
 			c.State = cluster.StateStopped
 		default:
 			c.State = cluster.StateExited
+			c.Exit = strings.Trim(exitNote(p.PID), " ()")
 		}
 		out = append(out, c)
 	}

@@ -19,6 +19,9 @@ var _ cluster.ComponentLogger = (*Backend)(nil)
 // "---- kubelab: starting" line). A simulated node has none: kwok's is
 // the log of the process that runs every node.
 func (b *Backend) ComponentLog(ctx context.Context, name string, o cluster.LogOptions) (io.ReadCloser, error) {
+	if node, daemon, ok := cluster.SplitNodeDaemon(name); ok {
+		return nil, fmt.Errorf("logs of %s: node %s is simulated by kwok: it runs no %s: %w", name, node, daemon, cluster.ErrNoLog)
+	}
 	p := b.proc(name)
 	if p == nil {
 		return nil, fmt.Errorf("logs: no component %q in cluster %s", name, b.name)

@@ -46,8 +46,7 @@ func completeClusters(g *globals) cobra.CompletionFunc {
 }
 
 // completeFault completes `fault ACTION TARGET`: the actions, then the
-// components and nodes of the named cluster, the leader targets and, on
-// real nodes, the daemons inside each node.
+// leader targets and the components of the named cluster (completeTargets).
 func completeFault(g *globals) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		switch len(args) {
@@ -59,26 +58,44 @@ func completeFault(g *globals) cobra.CompletionFunc {
 			return out, cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			out := []cobra.Completion{cluster.TargetEtcdLeader, cluster.TargetEtcdFollower, cluster.TargetSchedulerLeader, cluster.TargetControllerLeader}
-			c, err := openCluster(cmd.Context(), g)
-			if err != nil {
-				return out, cobra.ShellCompDirectiveNoFileComp
-			}
-			comps, err := c.Components(cmd.Context())
-			realNodes := cluster.CapabilitiesOf(c.Backend)[cluster.CapNodeInternals]
-			if err == nil {
-				for _, k := range comps {
-					out = append(out, cobra.CompletionWithDesc(k.Name, string(k.Role)))
-					if k.Role == cluster.RoleNode && realNodes {
-						for _, d := range cluster.NodeDaemons {
-							out = append(out, cobra.CompletionWithDesc(k.Name+"/"+d, d+" inside "+k.Name))
-						}
-					}
-				}
-			}
-			return out, cobra.ShellCompDirectiveNoFileComp
+			return append(out, completeTargets(cmd, g)...), cobra.ShellCompDirectiveNoFileComp
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// completeLogs completes `logs COMPONENT` (completeTargets).
+func completeLogs(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completeTargets(cmd, g), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeTargets lists the components and nodes of the named cluster
+// and, on real nodes, the daemons inside each node.
+func completeTargets(cmd *cobra.Command, g *globals) []cobra.Completion {
+	c, err := openCluster(cmd.Context(), g)
+	if err != nil {
+		return nil
+	}
+	comps, err := c.Components(cmd.Context())
+	if err != nil {
+		return nil
+	}
+	realNodes := cluster.CapabilitiesOf(c.Backend)[cluster.CapNodeInternals]
+	var out []cobra.Completion
+	for _, k := range comps {
+		out = append(out, cobra.CompletionWithDesc(k.Name, string(k.Role)))
+		if k.Role == cluster.RoleNode && realNodes {
+			for _, d := range cluster.NodeDaemons {
+				out = append(out, cobra.CompletionWithDesc(k.Name+"/"+d, d+" inside "+k.Name))
+			}
+		}
+	}
+	return out
 }
 
 // registerCompletions wires the value completions into the command tree.
@@ -99,6 +116,8 @@ func registerCompletions(g *globals, root *cobra.Command) {
 		switch c.CommandPath() {
 		case "kubelab fault":
 			c.ValidArgsFunction = completeFault(g)
+		case "kubelab logs":
+			c.ValidArgsFunction = completeLogs(g)
 		case "kubelab run", "kubelab validate":
 			c.ValidArgsFunction = completeFiles("yaml", "yml")
 		case "kubelab drill":

@@ -23,13 +23,15 @@ its post-start hooks, a scheduler's or controller-manager's leader
 election, the reason a component exited. The embedded backend keeps one
 log per component, to which every start of it appends (a line
 "---- kubelab: starting" begins each); the docker backend reads the
-container's log. Nodes simulated by kwok have no log of their own: kwok's
-is theirs.
+container's log, and NODE/DAEMON the log of a daemon inside a real node
+(worker-1/kubelet, worker-1/containerd, worker-1/kube-proxy). Nodes
+simulated by kwok have no log of their own: kwok's is theirs.
 
 With no COMPONENT it lists the components.`,
 		Example: `  kubelab logs
   kubelab logs kube-scheduler-1 --tail 20
-  kubelab logs etcd-2 -f`,
+  kubelab logs etcd-2 -f
+  kubelab logs worker-1/containerd --tail 50   # docker backend`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := openCluster(cmd.Context(), g)

@@ -99,7 +99,11 @@ func (st *Status) write(out io.Writer) error {
 		if comp.PID > 0 {
 			pid = fmt.Sprint(comp.PID)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", comp.Name, comp.Role, comp.State, pid, dash(comp.Endpoint))
+		state := string(comp.State)
+		if comp.Exit != "" {
+			state += " (" + comp.Exit + ")" // how it ended: kubelab logs NAME says why
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", comp.Name, comp.Role, state, pid, dash(comp.Endpoint))
 	}
 	w.Flush()
 

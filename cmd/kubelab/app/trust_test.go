@@ -301,6 +301,9 @@ func TestClusterCommandsTakeName(t *testing.T) {
 	if out := cli("logs", "--name", name, "kube-scheduler-1"); !strings.HasPrefix(out, "---- kubelab: starting kube-scheduler-1") || !strings.Contains(out, "leaderelection") {
 		t.Errorf("logs kube-scheduler-1 does not start with its start and show its leader election:\n%s", out)
 	}
+	if out := cli("__complete", "logs", "--name", name, ""); !strings.Contains(out, "kube-scheduler-1\tkube-scheduler") {
+		t.Errorf("logs does not complete the components:\n%s", out)
+	}
 	if out := cli("logs", "--name", name, "etcd-1", "--tail", "2"); strings.Count(out, "\n") != 2 {
 		t.Errorf("logs --tail 2 printed %d lines:\n%s", strings.Count(out, "\n"), out)
 	}
