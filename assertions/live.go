@@ -58,6 +58,13 @@ type Live struct {
 	pods podViews
 }
 
+// readyzTimeout bounds each GET /readyz of apiservers(): the
+// apiserver's own etcd readiness check may take up to its default
+// --etcd-readycheck-timeout, 2 s, on a loaded machine (a linearizable read
+// waits behind etcd's fsyncs), and an answer within it is still an
+// answer; 1 s, as before, counted such an apiserver not ready.
+const readyzTimeout = 3 * time.Second
+
 // NewLive starts informers on the cluster and waits for their caches.
 // start is the lab's start time (for elapsed). Close stops the informers.
 func NewLive(ctx context.Context, c *cluster.Cluster, start time.Time) (*Live, error) {
@@ -77,7 +84,7 @@ func NewLive(ctx context.Context, c *cluster.Cluster, start time.Time) (*Live, e
 	l := &Live{
 		c: c, start: start, changed: make(chan struct{}, 1), stop: cancel,
 		factory: informers.NewSharedInformerFactory(cs, 0),
-		httpc:   &http.Client{Transport: tr, Timeout: time.Second},
+		httpc:   &http.Client{Transport: tr, Timeout: readyzTimeout},
 		rest:    cfg,
 	}
 	watch := map[string]cache.SharedIndexInformer{
