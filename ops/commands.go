@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"kubelab.dev/kubelab/assertions"
@@ -200,14 +201,14 @@ type command struct {
 // an attempt passes; each attempt's result is bound to bind (when set).
 func runCommand(ctx context.Context, env Env, c command, mk func(context.Context) *exec.Cmd) (string, error) {
 	if c.retry == nil {
-		return c.attempt(ctx, env, mk)
+		return c.attempt(ctx, env, mk, 1)
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.retry.duration())
 	defer cancel()
 	start, backoff := time.Now(), 100*time.Millisecond
 	var last error
 	for n := 1; ; n++ {
-		text, err := c.attempt(rctx, env, mk)
+		text, err := c.attempt(rctx, env, mk, n)
 		if err == nil {
 			if n > 1 {
 				text = strings.TrimPrefix(text+fmt.Sprintf("\n(passed at attempt %d, after %s)", n, time.Since(start).Round(10*time.Millisecond)), "\n")
@@ -225,10 +226,13 @@ func runCommand(ctx context.Context, env Env, c command, mk func(context.Context
 	}
 }
 
-// attempt runs the command once and checks its outcome.
-func (c command) attempt(ctx context.Context, env Env, mk func(context.Context) *exec.Cmd) (string, error) {
+// attempt runs the command once, the nth time, and checks its outcome.
+func (c command) attempt(ctx context.Context, env Env, mk func(context.Context) *exec.Cmd, n int) (string, error) {
 	res, text, err := capture(mk(ctx))
-	if c.bind != "" {
+	// An attempt the retry's deadline cut short has no result of its own
+	// (killed, exit code -1): the one before it stays bound.
+	cut := ctx.Err() != nil && res.ExitCode == -1
+	if c.bind != "" && (!cut || n == 1) {
 		env.Bind(c.bind, res)
 	}
 	if r := c.retry; r != nil && r.ExitCode != nil {
@@ -264,7 +268,23 @@ func capture(cmd *exec.Cmd) (assertions.CommandResult, string, error) {
 	var stdout, stderr, combined bytes.Buffer
 	cmd.Stdout = io.MultiWriter(&stdout, &combined)
 	cmd.Stderr = io.MultiWriter(&stderr, &combined)
+	if cmd.SysProcAttr == nil && cmd.Cancel != nil {
+		// Its own process group, killed whole at the deadline: a script's
+		// children (a sleep, a kubectl --watch) go with its shell instead
+		// of running on after the operation failed.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
+	if cmd.WaitDelay == 0 {
+		// Killed at its deadline, a script's shell goes at once, but a
+		// child it started (a sleep) may hold its output open: give up on
+		// that output a second later rather than when the child ends.
+		cmd.WaitDelay = time.Second
+	}
 	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // it exited 0; a child it left running kept its output open
+	}
 	res := assertions.CommandResult{
 		Stdout: strings.TrimRight(stdout.String(), "\n"),
 		Stderr: strings.TrimRight(stderr.String(), "\n"),

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,5 +191,46 @@ func TestAimed(t *testing.T) {
 		if _, err := Aimed(kind, "x"); err == nil {
 			t.Errorf("Aimed(%s) made an operation", kind)
 		}
+	}
+}
+
+// TestRetryCutShortKeepsTheLastResult: an attempt the retry's deadline
+// kills has no result; the attempt before it stays bound.
+func TestRetryCutShortKeepsTheLastResult(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "n")
+	// The first attempt answers at once; every later one outlives the
+	// retry's deadline.
+	script := fmt.Sprintf(`n=$(( $(cat %[1]s 2>/dev/null || echo 0) + 1 )); echo $n > %[1]s; echo $n; [ $n -ge 2 ] && sleep 5; exit 1`, counter)
+	mk := func(ctx context.Context) *exec.Cmd { return exec.CommandContext(ctx, "sh", "-c", script) }
+	zero := 0
+	env := &bindEnv{b: map[string]any{}}
+	_, err := runCommand(context.Background(), env, command{what: "count", bind: "out", retry: &Retry{ExitCode: &zero, Timeout: cluster.Duration{Duration: 700 * time.Millisecond}}}, mk)
+	if err == nil || !strings.Contains(err.Error(), "exit code 1, want 0") {
+		t.Errorf("runCommand: %v, want the first attempt's exit code as the reason", err)
+	}
+	if res, _ := env.b["out"].(assertions.CommandResult); res.Stdout != "1" || res.ExitCode != 1 {
+		t.Errorf("bound %#v, want the first attempt's (stdout 1, exit code 1)", env.b["out"])
+	}
+}
+
+// TestCaptureDoesNotWaitForWhatAScriptLeftRunning: a script that exits 0
+// and leaves a child holding its output passes a second later, with the
+// output it wrote, rather than when the child ends.
+func TestCaptureDoesNotWaitForWhatAScriptLeftRunning(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Cleanup(func() {
+		if raw, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	start := time.Now()
+	res, text, err := capture(exec.Command("sh", "-c", `echo started; sleep 30 & echo $! > "$0"`, pidFile))
+	if err != nil || res.ExitCode != 0 || text != "started" {
+		t.Errorf("capture = %#v, %q, %v; want exit code 0 and its output", res, text, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("capture waited %s for the child the script left", d)
 	}
 }
