@@ -37,9 +37,9 @@ var ErrNoComponent = errors.New("no such component")
 // ComponentLog streams the output of the named component (see
 // ComponentLogger).
 func (c *Cluster) ComponentLog(ctx context.Context, name string, o LogOptions) (io.ReadCloser, error) {
-	l, ok := c.Backend.(ComponentLogger)
-	if !ok {
-		return nil, fmt.Errorf("logs of %s: the %s backend runs no component of its own (kubectl logs -n kube-system reads the pods of a cluster's control plane): %w", name, c.Name(), ErrNoLog)
+	l, err := c.logger(name)
+	if err != nil {
+		return nil, err
 	}
 	base := name
 	if node, daemon, ok := SplitNodeDaemon(name); ok {
@@ -58,9 +58,24 @@ func (c *Cluster) ComponentLog(ctx context.Context, name string, o LogOptions) (
 	return l.ComponentLog(ctx, name, o)
 }
 
-// LogTail returns the last n lines of the named component's output.
+// logger is the backend's ComponentLogger, or why there is none.
+func (c *Cluster) logger(name string) (ComponentLogger, error) {
+	l, ok := c.Backend.(ComponentLogger)
+	if !ok {
+		return nil, fmt.Errorf("logs of %s: the %s backend runs no component of its own (kubectl logs -n kube-system reads the pods of a cluster's control plane): %w", name, c.Name(), ErrNoLog)
+	}
+	return l, nil
+}
+
+// LogTail returns the last n lines of the named component's output. It
+// does not list the components first, as ComponentLog does to name them
+// in its error: its callers (ExitedTails) have them already.
 func (c *Cluster) LogTail(ctx context.Context, name string, n int) (string, error) {
-	rc, err := c.ComponentLog(ctx, name, LogOptions{Tail: n})
+	l, err := c.logger(name)
+	if err != nil {
+		return "", err
+	}
+	rc, err := l.ComponentLog(ctx, name, LogOptions{Tail: n})
 	if err != nil {
 		return "", err
 	}
