@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"sort"
@@ -248,18 +247,13 @@ func (b *Backend) exec(ctx context.Context, id string, cmd ...string) (string, e
 func (b *Backend) withLogs(ctx context.Context, err error, names ...string) error {
 	var s strings.Builder
 	for _, n := range names {
-		c := b.get(n)
-		if c == nil {
-			continue
-		}
-		rc, lerr := b.cli.ContainerLogs(ctx, c.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: "15"})
+		rc, lerr := b.ComponentLog(ctx, n, cluster.LogOptions{Tail: 15})
 		if lerr != nil {
 			continue
 		}
-		var buf bytes.Buffer
-		_, _ = io.Copy(&buf, rc)
+		text, _ := cluster.LastLines(rc, 15)
 		rc.Close()
-		fmt.Fprintf(&s, "\nlast lines of %s:\n%s", n, stripMux(buf.Bytes()))
+		fmt.Fprintf(&s, "\nlast lines of %s:\n%s", n, text)
 	}
 	return fmt.Errorf("%w%s", err, s.String())
 }

@@ -61,13 +61,11 @@ func (b *Backend) tailInNode(ctx context.Context, id, path string, o cluster.Log
 	if err != nil {
 		return nil, fmt.Errorf("logs of %s: %w", path, err)
 	}
+	stop := func() bool { return false }
 	if o.Follow {
-		go func() {
-			<-ctx.Done()
-			att.Close()
-		}()
+		stop = context.AfterFunc(ctx, att.Close)
 	}
-	return demux(att.Reader, closerFunc(func() error { att.Close(); return nil })), nil
+	return demux(att.Reader, closerFunc(func() error { stop(); att.Close(); return nil })), nil
 }
 
 type closerFunc func() error
