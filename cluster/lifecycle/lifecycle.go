@@ -556,6 +556,12 @@ func (b *boot) restoreSeed(ctx context.Context) {
 		return
 	}
 	if err := b.p.(Seeder).RestoreSeed(ctx, path); err != nil {
+		if ctx.Err() != nil {
+			// Interrupted, not refused: the seed is not at fault and
+			// stays for the next boot, which this one will not be.
+			b.say("etcd", "restoring seed %s: %v", b.opts.SeedKey, err)
+			return
+		}
 		b.opts.Seeds.Discard(b.opts.SeedKey)
 		b.taking = b.canTake()
 		b.say("etcd", "seed %s would not restore (%v): discarded; booting from nothing and taking it again", b.opts.SeedKey, err)

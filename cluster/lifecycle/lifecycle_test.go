@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"kubelab.dev/kubelab/cluster/seed"
 )
 
 // exiting is a Placement whose components exit when the test says, for
@@ -71,5 +73,48 @@ func TestFailedRestartsWhatLostItsLease(t *testing.T) {
 		if err := b.failed(ctx); !errors.As(err, &ex) || ex.Component != name || len(p.started) > 0 {
 			t.Errorf("%s: failed() = %v, started %v; want the exit, nothing started", name, err, p.started)
 		}
+	}
+}
+
+// refusing is a Seeder whose restore fails, as a full disk or an
+// interruption makes it.
+type refusing struct{ Placement }
+
+func (refusing) RestoreSeed(ctx context.Context, _ string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.New("no space left on device")
+}
+
+func TestRestoreSeedKeepsTheSeedWhenInterrupted(t *testing.T) {
+	cache := seed.Cache{Dir: t.TempDir()}
+	const key = "k1"
+	if err := cache.Put(key, strings.NewReader("a snapshot")); err != nil {
+		t.Fatal(err)
+	}
+	boot := func(ctx context.Context) (said []string) {
+		b := &boot{p: refusing{}, opts: Options{Seeds: cache, SeedKey: key}, plan: Plan{Etcd: []string{"etcd-1"}},
+			say: func(c, f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }}
+		b.restoreSeed(ctx)
+		if b.seeded {
+			t.Error("a seed that did not restore counts as restored")
+		}
+		return said
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	said := boot(ctx)
+	if _, ok, err := cache.Get(key); !ok || err != nil {
+		t.Errorf("interrupted restore: seed gone (ok=%v, err=%v), want it kept; progress %q", ok, err, said)
+	}
+
+	said = boot(t.Context())
+	if _, ok, _ := cache.Get(key); ok {
+		t.Errorf("refused restore: seed kept, want it discarded; progress %q", said)
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "discarded") {
+		t.Errorf("refused restore: progress %q, want one line saying the seed was discarded", said)
 	}
 }
