@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -84,6 +85,12 @@ type UpRow struct {
 	Down Stats
 	// PSS: MiB of every process of the cluster once up.
 	PSS Stats
+	// CPU: CPU seconds the whole machine spent from Up to usable (every
+	// process and the kernel: on docker the engine's too), and Cores the
+	// median of the cores that kept busy (CPU / usable): a boot that
+	// keeps every core busy is bound by its CPU, not by a wait.
+	CPU   Stats
+	Cores float64
 	// Phases: the median of each phase over the runs.
 	Phases Phases
 }
@@ -165,8 +172,8 @@ func Up(ctx context.Context, newBackend NewBackend, cases []Case, runs int, say 
 		return nil, err
 	}
 	type samples struct {
-		usable, down, pss []float64
-		phases            []Phases
+		usable, down, pss, cpu, cores []float64
+		phases                        []Phases
 	}
 	got := make([]samples, len(cases))
 	rows := func() []UpRow {
@@ -174,7 +181,7 @@ func Up(ctx context.Context, newBackend NewBackend, cases []Case, runs int, say 
 		for i, c := range cases {
 			if s := got[i]; len(s.usable) > 0 {
 				out = append(out, UpRow{Case: c, Runs: len(s.usable), Usable: stats(s.usable), Down: stats(s.down), PSS: stats(s.pss),
-					Phases: medianPhases(s.phases)})
+					CPU: stats(s.cpu), Cores: stats(s.cores).Median, Phases: medianPhases(s.phases)})
 			}
 		}
 		return out
@@ -185,10 +192,15 @@ func Up(ctx context.Context, newBackend NewBackend, cases []Case, runs int, say 
 			if err != nil {
 				return rows(), fmt.Errorf("bench %s on %s, run %d: %w", c.Name, c.Backend, run, err)
 			}
-			say(fmt.Sprintf("%s/%s (seeded %t, observed %t) run %d: usable in %.2fs, down in %.2fs, %.0f MiB PSS",
-				c.Backend, c.Name, c.Seeded(), c.Observed(), run, r.usable, r.down, r.pss))
+			cores := 0.0
+			if r.usable > 0 {
+				cores = r.cpu / r.usable
+			}
+			say(fmt.Sprintf("%s/%s (seeded %t, observed %t) run %d: usable in %.2fs (%.1f CPU-s, %.1f cores busy), down in %.2fs, %.0f MiB PSS",
+				c.Backend, c.Name, c.Seeded(), c.Observed(), run, r.usable, r.cpu, cores, r.down, r.pss))
 			s := &got[i]
 			s.usable, s.down, s.pss = append(s.usable, r.usable), append(s.down, r.down), append(s.pss, r.pss)
+			s.cpu, s.cores = append(s.cpu, r.cpu), append(s.cores, cores)
 			s.phases = append(s.phases, r.phases)
 		}
 	}
@@ -224,8 +236,8 @@ func warmUp(ctx context.Context, newBackend NewBackend, cases []Case, say func(s
 
 // upSample is what one boot measured.
 type upSample struct {
-	usable, down, pss float64
-	phases            Phases
+	usable, down, pss, cpu float64
+	phases                 Phases
 }
 
 // settle is how long a cluster runs before its memory is measured.
@@ -255,11 +267,12 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (r upSa
 	// The boot's stages report from goroutines of their own.
 	var mu sync.Mutex
 	var phases Phases
-	start := time.Now()
+	start, cpu := time.Now(), machineCPU()
 	if err := b.Up(ctx, func(e cluster.Event) { mu.Lock(); phases.observe(e); mu.Unlock() }); err != nil {
 		return r, err
 	}
 	r.usable = time.Since(start).Seconds()
+	r.cpu = max(machineCPU()-cpu, 0)
 	mu.Lock()
 	r.phases = phases
 	mu.Unlock()
@@ -276,6 +289,22 @@ func upOnce(ctx context.Context, newBackend NewBackend, c Case, run int) (r upSa
 	}
 	r.down = time.Since(start).Seconds()
 	return r, nil
+}
+
+// machineCPU is the CPU seconds every core of the machine has been busy
+// since it booted (user, nice, system, interrupts; not idle, I/O wait or
+// steal), or 0 where /proc/stat cannot be read.
+func machineCPU() float64 {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0
+	}
+	t := st.CPUTotal
+	return t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ
 }
 
 // RoleSelf is the row of CPUByRole for the kubelab process that measures:
@@ -374,9 +403,9 @@ func PSS(ctx context.Context, b cluster.Backend) (float64, error) {
 // WriteUp prints rows as a table.
 func WriteUp(w io.Writer, rows []UpRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BACKEND\tTOPOLOGY\tSEEDED\tOBSERVED\tRUNS\tUSABLE s (min / median / max)\tDOWN s (min / median / max)\tPSS MiB (min / median / max)")
+	fmt.Fprintf(tw, "BACKEND\tTOPOLOGY\tSEEDED\tOBSERVED\tRUNS\tUSABLE s (min / median / max)\tMACHINE CPU-s TO USABLE (min / median / max)\tCORES BUSY (median, of %d)\tDOWN s (min / median / max)\tPSS MiB (min / median / max)\n", runtime.NumCPU())
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%d\t%s\t%s\t%s\n", r.Case.Backend, r.Case.Name, r.Case.Seeded(), r.Case.Observed(), r.Runs, r.Usable, r.Down, r.PSS)
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%d\t%s\t%s\t%.2f\t%s\t%s\n", r.Case.Backend, r.Case.Name, r.Case.Seeded(), r.Case.Observed(), r.Runs, r.Usable, r.CPU, r.Cores, r.Down, r.PSS)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

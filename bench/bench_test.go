@@ -102,7 +102,7 @@ func TestPhasesReadTheBootsProgress(t *testing.T) {
 	}
 
 	var out strings.Builder
-	rows := []UpRow{{Case: Case{Name: "ha", Backend: "embedded"}, Runs: 3, Usable: Stats{3.3, 3.4, 3.5}, Phases: want},
+	rows := []UpRow{{Case: Case{Name: "ha", Backend: "embedded"}, Runs: 3, Usable: Stats{3.3, 3.4, 3.5}, CPU: Stats{6, 6.5, 7}, Cores: 1.91, Phases: want},
 		{Case: Case{Name: "minimal", Backend: "kubeconfig"}, Runs: 1, Usable: Stats{1, 1, 1}}}
 	if err := WriteUp(&out, rows); err != nil {
 		t.Fatal(err)
@@ -111,10 +111,25 @@ func TestPhasesReadTheBootsProgress(t *testing.T) {
 	if n := len(lines); n != 7 || !strings.Contains(lines[4], "ETCD LEADER s") {
 		t.Fatalf("want the usable table, a blank line and the phases table:\n%s", out.String())
 	}
+	if f := strings.Fields(lines[1]); !slices.Equal(f[10:15], []string{"6.00", "/", "6.50", "/", "7.00"}) || f[15] != "1.91" {
+		t.Errorf("usable row %q: want the machine's CPU-seconds to usable and the cores busy", lines[1])
+	}
 	if f := strings.Fields(lines[5]); !slices.Equal(f[4:], []string{"0.60", "1.50", "2.50", "3.00", "3.10", "3.20", "3.40", "3.40"}) {
 		t.Errorf("phases row %q", lines[5])
 	}
 	if f := strings.Fields(lines[6]); !slices.Equal(f[4:], []string{"-", "-", "-", "-", "-", "-", "-", "1.00"}) {
 		t.Errorf("a backend without phases: row %q, want dashes", lines[6])
+	}
+}
+
+func TestMachineCPU(t *testing.T) {
+	before := machineCPU()
+	if before <= 0 {
+		t.Skip("no /proc/stat here")
+	}
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	if after := machineCPU(); after <= before {
+		t.Errorf("machine CPU %.2f s after a busy loop, %.2f s before: want it to grow", after, before)
 	}
 }
