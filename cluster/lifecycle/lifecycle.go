@@ -558,7 +558,7 @@ func (b *boot) restoreSeed(ctx context.Context) {
 	if err := b.p.(Seeder).RestoreSeed(ctx, path); err != nil {
 		if ctx.Err() != nil {
 			// Interrupted, not refused: the seed is not at fault and
-			// stays for the next boot, which this one will not be.
+			// stays for the next boot (this one ends here).
 			b.say("etcd", "restoring seed %s: %v", b.opts.SeedKey, err)
 			return
 		}
