@@ -542,7 +542,13 @@ func (c *Cluster) checkNodeDaemon(ctx context.Context, node, daemon string) erro
 }
 
 // Do resolves target and applies a to it, returning the component hit.
+// A control-plane node of a stacked topology is its components, hit at
+// once (their names are returned joined by ", ").
 func (c *Cluster) Do(ctx context.Context, target string, a Action) (string, error) {
+	if members, ok := c.Topology().ControlPlaneNodes()[target]; ok && a != Partition && a != Heal {
+		c.log.Info("fault", "action", a, "target", target, "components", members)
+		return strings.Join(members, ", "), c.ActAll(ctx, members, a)
+	}
 	name, err := c.Resolve(ctx, target)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", a, target, err)

@@ -164,7 +164,7 @@ func (c *Cluster) RestoreSnapshot(ctx context.Context, s Snapshot) (Restored, er
 	apis := byRoles(comps, RoleAPIServer)
 	// Killed, not stopped: their state is about to be replaced anyway,
 	// and an apiserver drains for seconds on SIGTERM.
-	if err := c.actAll(ctx, append(clients, apis...), Kill); err != nil {
+	if err := c.ActAll(ctx, append(clients, apis...), Kill); err != nil {
 		return out, fmt.Errorf("restore %s: stop the control plane: %w", s.Name, err)
 	}
 	token := fmt.Sprintf("kubelab-%s-%s-%d", c.Topology().Name, s.Name, time.Now().Unix())
@@ -176,13 +176,13 @@ func (c *Cluster) RestoreSnapshot(ctx context.Context, s Snapshot) (Restored, er
 		return out, fmt.Errorf("restore %s: %w", s.Name, err)
 	}
 	out.Members = members
-	if err := c.actAll(ctx, apis, Start); err != nil {
+	if err := c.ActAll(ctx, apis, Start); err != nil {
 		return out, fmt.Errorf("restore %s: start the apiservers: %w", s.Name, err)
 	}
 	if err := c.waitAPIServers(ctx); err != nil {
 		return out, fmt.Errorf("restore %s: %w", s.Name, err)
 	}
-	if err := c.actAll(ctx, clients, Start); err != nil {
+	if err := c.ActAll(ctx, clients, Start); err != nil {
 		return out, fmt.Errorf("restore %s: start the schedulers and controller-managers: %w", s.Name, err)
 	}
 	out.Took = time.Since(start)
@@ -202,8 +202,8 @@ func byRoles(comps []Component, roles ...Role) []string {
 	return out
 }
 
-// actAll applies a to the named components at once.
-func (c *Cluster) actAll(ctx context.Context, names []string, a Action) error {
+// ActAll applies a to the named components at once.
+func (c *Cluster) ActAll(ctx context.Context, names []string, a Action) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(names))
 	for i, n := range names {

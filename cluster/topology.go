@@ -26,6 +26,7 @@ type Topology struct {
 	Scheduler          SchedulerSpec `json:"scheduler,omitzero" yaml:"scheduler,omitempty"`
 	Audit              *bool         `json:"audit,omitempty" yaml:"audit,omitempty"`
 	Fresh              bool          `json:"fresh,omitempty" yaml:"fresh,omitempty"`
+	Stacked            bool          `json:"stacked,omitempty" yaml:"stacked,omitempty"`
 	// Namespace is where a run works on a cluster kubelab shares with
 	// others (the kubeconfig backend): namespaced objects that name none
 	// go there, expressions look there, and kubectl defaults to it. Empty:
@@ -139,14 +140,22 @@ const MaxNodes = 4000
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
 
 // WithDefaults returns a copy of t with defaults filled in: zero counts
-// become 1 (negative ones are left for Validate to reject).
+// become 1, or in a stacked topology the number of etcd members (one of
+// each component per control-plane node); negative ones are left for
+// Validate to reject.
 func (t Topology) WithDefaults() Topology {
 	if t.Name == "" {
 		t.Name = "kubelab"
 	}
-	for _, n := range []*int{&t.Etcd, &t.APIServers, &t.Schedulers, &t.ControllerManagers} {
+	if t.Etcd == 0 {
+		t.Etcd = 1
+	}
+	for _, n := range []*int{&t.APIServers, &t.Schedulers, &t.ControllerManagers} {
 		if *n == 0 {
 			*n = 1
+			if t.Stacked && t.Etcd > 0 {
+				*n = t.Etcd
+			}
 		}
 	}
 	if len(t.Nodes) == 0 {
@@ -162,6 +171,29 @@ func (t Topology) WithDefaults() Topology {
 	}
 	t.Workers = len(t.Nodes)
 	return t
+}
+
+// ControlPlaneNodePrefix names the control-plane nodes of a stacked
+// topology: control-plane-1, control-plane-2...
+const ControlPlaneNodePrefix = "control-plane-"
+
+// ControlPlaneNodes are the control-plane nodes of a stacked topology
+// (none otherwise), each the components that share its index: as kubeadm
+// stacks them, control-plane-2 is etcd-2, kube-apiserver-2,
+// kube-controller-manager-2 and kube-scheduler-2, and its apiserver talks
+// to its own etcd member only.
+func (t Topology) ControlPlaneNodes() map[string][]string {
+	if !t.Stacked {
+		return nil
+	}
+	out := map[string][]string{}
+	for i := 1; i <= t.Etcd; i++ {
+		out[fmt.Sprintf("%s%d", ControlPlaneNodePrefix, i)] = []string{
+			fmt.Sprintf("etcd-%d", i), fmt.Sprintf("kube-apiserver-%d", i),
+			fmt.Sprintf("kube-controller-manager-%d", i), fmt.Sprintf("kube-scheduler-%d", i),
+		}
+	}
+	return out
 }
 
 // CountFields are the JSON names of the topology's counts.
@@ -205,6 +237,10 @@ func (t Topology) Validate() []error {
 		if c.n < 1 || c.n > 5 {
 			errs = append(errs, fmt.Errorf("%s: want 1 to 5, got %d", c.name, c.n))
 		}
+	}
+	if t.Stacked && (t.APIServers != t.Etcd || t.Schedulers != t.Etcd || t.ControllerManagers != t.Etcd) {
+		errs = append(errs, fmt.Errorf("stacked: each control-plane node runs one etcd member, one apiserver, one scheduler and one controller-manager: "+
+			"want apiservers, schedulers and controllerManagers equal to etcd (%d) or unset, got %d, %d and %d", t.Etcd, t.APIServers, t.Schedulers, t.ControllerManagers))
 	}
 	switch {
 	case len(t.Nodes) > MaxNodes:

@@ -23,6 +23,9 @@ func TestTopologyValidate(t *testing.T) {
 		{name: "explicit etcd 0", topo: Topology{Name: "x"}, explicit: func(f string) bool { return f == "etcd" },
 			want: []string{"etcd: want 1, 3 or 5 members, got 0 (an odd number, for a Raft quorum)"}},
 		{name: "even etcd", topo: Topology{Name: "x", Etcd: 2}, explicit: none, want: []string{"etcd: want 1, 3 or 5 members, got 2 (an odd number, for a Raft quorum)"}},
+		{name: "stacked counts follow etcd", topo: Topology{Name: "x", Etcd: 3, Stacked: true}, explicit: none},
+		{name: "stacked with fewer apiservers", topo: Topology{Name: "x", Etcd: 3, APIServers: 2, Stacked: true}, explicit: none,
+			want: []string{"stacked: each control-plane node runs one etcd member, one apiserver, one scheduler and one controller-manager: want apiservers, schedulers and controllerManagers equal to etcd (3) or unset, got 2, 3 and 3"}},
 		{name: "negative workers", topo: Topology{Name: "x", Workers: -1}, explicit: none, want: []string{"workers: want 1 to 4000 nodes, got -1"}},
 		{name: "negative apiservers", topo: Topology{Name: "x", APIServers: -2}, explicit: none, want: []string{"apiservers: want 1 to 5, got -2"}},
 		{name: "too many workers", topo: Topology{Name: "x", Workers: 4001}, explicit: none, want: []string{"nodes: want at most 4000, got 4001"}},
@@ -53,5 +56,17 @@ func TestTopologyValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestControlPlaneNodes: a stacked topology's control-plane nodes each
+// hold the four components of one index; an external one has none.
+func TestControlPlaneNodes(t *testing.T) {
+	if n := (Topology{Etcd: 3}).WithDefaults().ControlPlaneNodes(); n != nil {
+		t.Errorf("external topology: %v, want none", n)
+	}
+	n := Topology{Etcd: 3, Stacked: true}.WithDefaults().ControlPlaneNodes()
+	if len(n) != 3 || strings.Join(n["control-plane-2"], " ") != "etcd-2 kube-apiserver-2 kube-controller-manager-2 kube-scheduler-2" {
+		t.Errorf("stacked topology of 3: %v", n)
 	}
 }

@@ -40,6 +40,7 @@ var Topics = []Topic{
 	{"node-failure", "node failure: NotReady after the grace period, taints, eviction, replacement"},
 	{"apply-to-running", "kubectl apply to Running, hop by hop"},
 	{"apiserver-down", "apiserver down: what keeps working, single vs HA, /healthz /livez /readyz"},
+	{"ha-topology", "HA topology: stacked etcd (an etcd member on every control-plane node) vs external etcd, what each tolerates"},
 	{"probes", "probes: liveness, readiness (endpoints), startup"},
 	{"cri", "CRI and the pause sandbox"},
 	{"kube-proxy", "kube-proxy: ClusterIP, NodePort, iptables chains; IPVS and nftables modes"},

@@ -46,7 +46,7 @@ func materials(t *testing.T) []curriculum.Material {
 // completeNow is how many topics have both a lab and a drill. It may only
 // rise: a change that leaves a topic without its lab or drill fails here.
 // When it rises, raise it; at 22 every topic is covered.
-const completeNow = 23
+const completeNow = 24
 
 func TestEveryMaterialNamesKnownTopics(t *testing.T) {
 	cs, err := curriculum.Index(materials(t))

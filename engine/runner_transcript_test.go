@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,11 +128,32 @@ func (s *transcriptScript) run(t *testing.T, d *datadriven.TestData) string {
 	} else {
 		log.Addf("%s", resultTranscript(res))
 	}
-	out := log.String()
+	out := sortConcurrentActs(log.String())
 	if be != nil {
 		out = strings.ReplaceAll(out, be.Topology().Name, "<cluster>")
 	}
 	return waitedRE.ReplaceAllString(out, "(waited <d>)") + "\n"
+}
+
+// sortConcurrentActs sorts each run of consecutive "backend: act" lines:
+// an operation's progress line comes before each of its acts, so acts with
+// none between them ran at once (a stacked control-plane node's
+// components), in no fixed order.
+func sortConcurrentActs(out string) string {
+	lines := strings.Split(out, "\n")
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && strings.HasPrefix(lines[j], "backend: act ") {
+			j++
+		}
+		if j > i {
+			slices.Sort(lines[i:j])
+			i = j
+		} else {
+			i++
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 var (

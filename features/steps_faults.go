@@ -39,7 +39,7 @@ func faultsSteps() []Step {
 		},
 		{
 			Group: "Faults", Keyword: "When", Phrase: `I kill|stop|start|restart|pause|resume "COMPONENT"`,
-			Doc:      "kill/stop/start/restart/pause/resume one component: etcd-N, kube-apiserver-N, kube-scheduler-N, kube-controller-manager-N, load-balancer or worker-N.",
+			Doc:      "kill/stop/start/restart/pause/resume one component: etcd-N, kube-apiserver-N, kube-scheduler-N, kube-controller-manager-N, load-balancer or worker-N; or, in a stacked topology, control-plane-N: its four components at once.",
 			Examples: []string{`When I kill "kube-apiserver-1"`, `When I start "etcd-1"`},
 			re:       `^I (kill|stop|start|restart|pause|resume) ` + quoted + `$`,
 			fn: func(ctx context.Context, action, target string) error {

@@ -43,6 +43,7 @@ type checker struct {
 
 	nodeNames  []string
 	components []string
+	cpNodes    []string // control-plane nodes of a stacked topology
 	etcd       int
 
 	reserved    map[string]bool         // names a binding cannot take
@@ -137,6 +138,10 @@ func (c *checker) cluster(t *cluster.Topology) {
 		c.nodeNames = append(c.nodeNames, n.Name)
 	}
 	c.components = append(c.components, c.nodeNames...)
+	for n := range t.ControlPlaneNodes() {
+		c.cpNodes = append(c.cpNodes, n)
+	}
+	slices.Sort(c.cpNodes)
 	c.etcd = t.Etcd
 	c.schedulerConfig(t.Scheduler.Config)
 }
@@ -260,12 +265,17 @@ func (c *checker) target(name, path string) {
 		c.nodeDaemon(node, daemon, name, path)
 		return
 	}
-	if slices.Contains(c.components, name) {
+	if slices.Contains(c.components, name) || slices.Contains(c.cpNodes, name) {
+		return
+	}
+	if strings.HasPrefix(name, cluster.ControlPlaneNodePrefix) && len(c.cpNodes) == 0 {
+		c.errorAt(path, "%s: control-plane nodes exist in a stacked topology only; set spec.cluster.stacked to true, or name a component (%s)", name, abbreviate(c.components))
 		return
 	}
 	roles := []string{cluster.TargetEtcdLeader, cluster.TargetEtcdFollower, cluster.TargetSchedulerLeader, cluster.TargetControllerLeader}
+	known := append(slices.Clone(c.components), c.cpNodes...)
 	c.errorAt(path, "unknown target %q: want a component of the topology (%s), one of %s, or a daemon inside a node (NODE/%s)%s",
-		name, abbreviate(c.components), strings.Join(roles, ", "), strings.Join(cluster.NodeDaemons, "|"), suggest(name, append(roles, c.components...)))
+		name, abbreviate(known), strings.Join(roles, ", "), strings.Join(cluster.NodeDaemons, "|"), suggest(name, append(roles, known...)))
 }
 
 // nodeDaemon checks a target inside a node, NODE/DAEMON.

@@ -51,6 +51,13 @@ func (t *TargetOp) validateWhole(c Checker) {
 		c.Errorf("target", "%q is a daemon inside a node: a partition cuts off a whole component or node (target: %s)", t.Target, node)
 		return
 	}
+	if strings.HasPrefix(t.Target, cluster.ControlPlaneNodePrefix) {
+		// Its components run apart (processes or containers of their own):
+		// cutting each off would also cut them off one another, which a
+		// partitioned machine's components are not.
+		c.Errorf("target", "%q is a control-plane node: a partition cuts off one component (etcd-N, kube-apiserver-N...), not a stacked node", t.Target)
+		return
+	}
 	t.Validate(c)
 }
 
@@ -69,6 +76,9 @@ func (f fault) Validate(c Checker)            { f.validate(c) }
 
 func (f fault) Exec(ctx context.Context, env Env) (string, error) {
 	c, target := env.Cluster(), *f.target
+	if members, ok := c.Topology().ControlPlaneNodes()[target]; ok {
+		return f.execNode(ctx, env, c, target, members)
+	}
 	name, err := c.Resolve(ctx, target)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", f.action, target, err)
@@ -93,6 +103,37 @@ func (f fault) Exec(ctx context.Context, env Env) (string, error) {
 	}
 	env.Fault(f.action, subject, at)
 	return fmt.Sprintf("%s %s", f.action, subject), nil
+}
+
+// execNode applies the fault to every component of a stacked topology's
+// control-plane node at once, as a failing machine takes them all (a
+// start or resume goes to those not running). Each gets its fault on the
+// timeline, as "control-plane-2=etcd-2".
+func (f fault) execNode(ctx context.Context, env Env, c *cluster.Cluster, node string, members []string) (string, error) {
+	hit := members
+	if f.action == cluster.Start || f.action == cluster.Resume {
+		hit = nil
+		for _, m := range members {
+			running, err := alreadyRunning(ctx, c, m)
+			if err != nil {
+				return "", fmt.Errorf("%s %s: %w", f.action, node, err)
+			}
+			if !running {
+				hit = append(hit, m)
+			}
+		}
+		if len(hit) == 0 {
+			return fmt.Sprintf("%s %s: already running, left as it is", f.action, node), nil
+		}
+	}
+	at := time.Now()
+	if err := c.ActAll(ctx, hit, f.action); err != nil {
+		return "", fmt.Errorf("%s %s: %w", f.action, node, err)
+	}
+	for _, m := range hit {
+		env.Fault(f.action, node+"="+m, at)
+	}
+	return fmt.Sprintf("%s %s (%s)", f.action, node, strings.Join(hit, ", ")), nil
 }
 
 // alreadyRunning says whether the component name is running (not paused,

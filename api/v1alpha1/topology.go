@@ -42,6 +42,16 @@ type Topology struct {
 	// labs about the bootstrap itself; every other cluster behaves the same
 	// either way.
 	Fresh bool `json:"fresh,omitempty" yaml:"fresh,omitempty"`
+	// Stacked runs the control plane as kubeadm's stacked etcd topology:
+	// control-plane nodes control-plane-1..N (N = etcd), each an etcd
+	// member with an apiserver that talks to that member only, a
+	// controller-manager and a scheduler. Operations may then name a
+	// control-plane node as their target (kill: {target: control-plane-2}),
+	// which hits its four components at once, as a failed machine would.
+	// The other counts default to etcd's and must equal it. Unset: the
+	// external topology, where every apiserver talks to every member and
+	// each component fails on its own.
+	Stacked bool `json:"stacked,omitempty" yaml:"stacked,omitempty"`
 }
 
 // SchedulerSpec configures the kube-schedulers.

@@ -230,6 +230,13 @@ func apiserver(t cluster.Topology, s Site, name string) []string {
 	for _, m := range EtcdMembers(t) {
 		servers = append(servers, s.Etcd(m).AdvertiseClient)
 	}
+	if t.Stacked {
+		// kubeadm's stacked etcd: an apiserver talks to the member on its
+		// own control-plane node only (https://127.0.0.1:2379 there), so
+		// it serves only while that member is in the quorum.
+		i, _ := strconv.Atoi(name[strings.LastIndex(name, "-")+1:])
+		servers = servers[i-1 : i]
+	}
 	sv := s.APIServer(name)
 	args := []string{
 		"--bind-address=" + sv.Bind, "--secure-port=" + strconv.Itoa(sv.Port), "--advertise-address=" + sv.Advertise,

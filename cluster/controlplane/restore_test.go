@@ -79,3 +79,33 @@ func value(args []string, flag string) string {
 	}
 	return ""
 }
+
+// TestStackedAPIServerTalksToItsOwnMember: in a stacked topology each
+// apiserver names the etcd member of its own control-plane node only, as
+// kubeadm's stacked etcd does; in the external one, every member.
+func TestStackedAPIServerTalksToItsOwnMember(t *testing.T) {
+	site := testSite()
+	for _, stacked := range []bool{false, true} {
+		topo := cluster.Topology{Name: "c", Etcd: 3, Stacked: stacked}.WithDefaults()
+		if !stacked {
+			topo.APIServers = 3
+		}
+		n := 0
+		for _, c := range controlplane.Components(topo, site) {
+			if c.Role != cluster.RoleAPIServer {
+				continue
+			}
+			n++
+			want := "https://etcd-1:2379,https://etcd-2:2379,https://etcd-3:2379"
+			if stacked {
+				want = "https://etcd-" + strings.TrimPrefix(c.Name, "kube-apiserver-") + ":2379"
+			}
+			if got := value(c.Args, "--etcd-servers"); got != want {
+				t.Errorf("stacked=%v: %s --etcd-servers=%s, want %s", stacked, c.Name, got, want)
+			}
+		}
+		if n != 3 {
+			t.Errorf("stacked=%v: %d apiservers, want 3", stacked, n)
+		}
+	}
+}

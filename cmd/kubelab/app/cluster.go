@@ -39,7 +39,8 @@ func newUpCommand(g *globals) *cobra.Command {
 		Use:   "up",
 		Short: "Boot a real cluster (etcd, apiservers behind a load balancer, schedulers, controller-managers, nodes)",
 		Example: `  kubelab up --etcd 3 --apiservers 2 --schedulers 2 --controller-managers 2 --workers 3
-  kubelab up --config cluster.yaml --name other`,
+  kubelab up --config cluster.yaml --name other
+  kubelab up --stacked --etcd 3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t, err := f.topology(cmd, g)
@@ -67,6 +68,7 @@ func newUpCommand(g *globals) *cobra.Command {
 	fl.IntVar(&f.topo.Schedulers, "schedulers", 1, "kube-schedulers (1 to 5, leader-elected)")
 	fl.IntVar(&f.topo.ControllerManagers, "controller-managers", 1, "kube-controller-managers (1 to 5, leader-elected)")
 	fl.IntVar(&f.topo.Workers, "workers", 1, "worker nodes (1 to 4000 on embedded, 20 on docker)")
+	fl.BoolVar(&f.topo.Stacked, "stacked", false, "kubeadm's stacked etcd topology: control-plane nodes control-plane-1..N (N = --etcd), each an etcd member, an apiserver that talks to it alone, a controller-manager and a scheduler; kubelab fault kill control-plane-2 takes all four")
 	fl.DurationVar(&f.lease, "lease-duration", 0, "leader-election lease duration, at least 1s (renew 2/3, retry 1/4 of it); 0 = upstream 15s")
 	fl.DurationVar(&f.grace, "node-grace", 0, "node monitor grace period, more than 1s; 0 = upstream default")
 	fl.BoolVar(&f.observe, "observe", true, "record what the machinery does: the apiservers' audit log (audit(), trace()) and the scheduler's per-plugin decisions (scheduling()); --observe=false runs both as upstream ships them")
@@ -105,6 +107,9 @@ func (f *upFlags) topology(cmd *cobra.Command, g *globals) (cluster.Topology, er
 				t.Workers, t.Nodes = n, nil
 			}
 		}
+	}
+	if fl.Changed("stacked") {
+		t.Stacked = f.topo.Stacked
 	}
 	if fl.Changed("name") || t.Name == "" {
 		t.Name = g.name

@@ -53,6 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{"etcd 0", []string{"up", "--etcd", "0"}, ExitInvalid, "etcd: want 1, 3 or 5 members, got 0 (an odd number, for a Raft quorum)"},
 		{"etcd 2", []string{"up", "--etcd", "2"}, ExitInvalid, "got 2"},
 		{"apiservers 0", []string{"up", "--apiservers", "0"}, ExitInvalid, "apiservers: want 1 to 5, got 0"},
+		{"stacked with fewer apiservers", []string{"up", "--stacked", "--etcd", "3", "--apiservers", "2"}, ExitInvalid, "stacked: each control-plane node runs one etcd member"},
 		{"workers 0", []string{"up", "--workers", "0"}, ExitInvalid, "workers: want 1 to 4000 nodes, got 0"},
 		{"workers -1", []string{"up", "--workers", "-1"}, ExitInvalid, "workers: want 1 to 4000 nodes, got -1"},
 		{"lease 1ms", []string{"up", "--lease-duration", "1ms"}, ExitInvalid, "timings.leaseDuration: want at least 1s, got 1ms"},
