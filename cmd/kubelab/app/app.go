@@ -10,9 +10,11 @@ import (
 	"os"
 	"sync"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/grpclog"
+	"k8s.io/klog/v2"
 
 	"kubelab.dev/kubelab/cluster/backends"
 	"kubelab.dev/kubelab/cluster/docker"
@@ -151,6 +153,13 @@ exercises.
 			return nil // completing a word must not touch any cluster
 		}
 		g.ran = true
+		if !g.verbose {
+			// client-go reports every broken watch of kubelab's own
+			// informers through klog: in a lab, drill or exercise that kills
+			// apiservers or etcd members, that is the lesson, not news. -v
+			// keeps it.
+			klog.SetLogger(logr.Discard())
+		}
 		if err := g.setLang(); err != nil {
 			return err
 		}

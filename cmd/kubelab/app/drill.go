@@ -13,10 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"k8s.io/klog/v2"
 
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/features"
@@ -123,11 +121,6 @@ func drill(ctx context.Context, g *globals, f *drillFlags, args []string) error 
 		}
 	} else if f.iv.count < 1 || f.iv.per <= 0 {
 		return invalidf("drill --interview: --count must be at least 1 and --time positive (got %d, %s)", f.iv.count, f.iv.per)
-	}
-	if !g.verbose {
-		// client-go logs every broken watch through klog; in a drill that
-		// kills apiservers, that is the lesson, not news.
-		klog.SetLogger(logr.Discard())
 	}
 	bin, err := os.Executable()
 	if err != nil {

@@ -15,9 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/engine"
@@ -202,9 +200,6 @@ func drillUI(ctx context.Context, g *globals, f *uiFlags, path string) error {
 	backend, err := backendFor(g, f.backend, bin, &f.kube)
 	if err != nil {
 		return invalid(err)
-	}
-	if !g.verbose {
-		klog.SetLogger(logr.Discard()) // a drill breaks watches on purpose
 	}
 	run := func(ctx context.Context, answer string, answered bool, progress func(string)) (*ui.DrillOutcome, error) {
 		lw := &lineWriter{line: progress}
