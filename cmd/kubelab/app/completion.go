@@ -1,6 +1,9 @@
 package app
 
 import (
+	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,7 +61,17 @@ func completeFault(g *globals) cobra.CompletionFunc {
 			return out, cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			out := []cobra.Completion{cluster.TargetEtcdLeader, cluster.TargetEtcdFollower, cluster.TargetSchedulerLeader, cluster.TargetControllerLeader}
-			return append(out, completeTargets(cmd, g)...), cobra.ShellCompDirectiveNoFileComp
+			c, err := openCluster(cmd.Context(), g)
+			if err != nil {
+				return out, cobra.ShellCompDirectiveNoFileComp
+			}
+			// A stacked topology's control-plane nodes: each hits its
+			// components at once.
+			nodes := c.Topology().ControlPlaneNodes()
+			for _, n := range slices.Sorted(maps.Keys(nodes)) {
+				out = append(out, cobra.CompletionWithDesc(n, strings.Join(nodes[n], ", ")))
+			}
+			return append(out, targetsOf(cmd.Context(), c)...), cobra.ShellCompDirectiveNoFileComp
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -81,7 +94,13 @@ func completeTargets(cmd *cobra.Command, g *globals) []cobra.Completion {
 	if err != nil {
 		return nil
 	}
-	comps, err := c.Components(cmd.Context())
+	return targetsOf(cmd.Context(), c)
+}
+
+// targetsOf lists the components and nodes of c and, on real nodes, the
+// daemons inside each node.
+func targetsOf(ctx context.Context, c *cluster.Cluster) []cobra.Completion {
+	comps, err := c.Components(ctx)
 	if err != nil {
 		return nil
 	}

@@ -27,6 +27,9 @@ type Status struct {
 	Leases     []cluster.LeaseHolder `json:"leases"`
 	// LeaseErrors says why a lease could not be read, by lease.
 	LeaseErrors map[string]string `json:"leaseErrors,omitempty"`
+	// ControlPlaneNodes are a stacked topology's control-plane nodes,
+	// each the components it runs (none in an external topology).
+	ControlPlaneNodes map[string][]string `json:"controlPlaneNodes,omitempty"`
 }
 
 func newStatusCommand(g *globals) *cobra.Command {
@@ -74,7 +77,7 @@ func collectStatus(ctx context.Context, b cluster.Backend) (*Status, error) {
 		return nil, err
 	}
 	st := &Status{Cluster: b.Topology().Name, Backend: b.Name(), Kubeconfig: b.Access().Kubeconfig,
-		Components: comps, Etcd: ms, Leases: []cluster.LeaseHolder{}}
+		Components: comps, Etcd: ms, Leases: []cluster.LeaseHolder{}, ControlPlaneNodes: b.Topology().ControlPlaneNodes()}
 	for _, key := range []string{cluster.LeaseScheduler, cluster.LeaseControllerManager} {
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		h, err := c.Lease(lctx, key)
@@ -106,6 +109,10 @@ func (st *Status) write(out io.Writer) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", comp.Name, comp.Role, state, pid, dash(comp.Endpoint))
 	}
 	w.Flush()
+
+	if len(st.ControlPlaneNodes) > 0 {
+		st.writeNodes(out)
+	}
 
 	fmt.Fprintln(out, "\nETCD RAFT")
 	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -141,6 +148,32 @@ func (st *Status) write(out io.Writer) error {
 		fmt.Fprintf(w, "%s\t(error: %s)\t\t\n", k, firstLine(st.LeaseErrors[k]))
 	}
 	return w.Flush()
+}
+
+// writeNodes lists a stacked topology's control-plane nodes: what each
+// runs and in what state, what a fault on the node (kubelab fault kill
+// control-plane-2) hits at once.
+func (st *Status) writeNodes(out io.Writer) {
+	states := map[string]string{}
+	for _, c := range st.Components {
+		states[c.Name] = string(c.State)
+	}
+	fmt.Fprintln(out, "\nCONTROL-PLANE NODES (stacked etcd: each apiserver talks to its own node's member)")
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "NODE\tCOMPONENTS\n")
+	nodes := make([]string, 0, len(st.ControlPlaneNodes))
+	for n := range st.ControlPlaneNodes {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		var parts []string
+		for _, c := range st.ControlPlaneNodes[n] {
+			parts = append(parts, c+" ("+dash(states[c])+")")
+		}
+		fmt.Fprintf(w, "%s\t%s\n", n, strings.Join(parts, ", "))
+	}
+	w.Flush()
 }
 
 // ClusterInfo is one row of `kubelab get clusters`.
