@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -90,6 +91,9 @@ type Fault struct {
 	// component that runs, a node taken down that is down): the page
 	// shows the button disabled with this as its title.
 	Idle string `json:"idle,omitempty"`
+	// members are the components a stacked control-plane node's fault
+	// hits, to tell whether it is up or down.
+	members []string
 }
 
 // markIdle marks the faults that would change nothing in the cluster as
@@ -102,6 +106,23 @@ func markIdle(p *i18n.Printer, fs []Fault, comps []cluster.Component) {
 	}
 	for i, f := range fs {
 		st, known := state[f.Target]
+		if len(f.members) > 0 {
+			// A control-plane node is up while all of it runs, down while
+			// none of it does.
+			running := 0
+			for _, m := range f.members {
+				if state[m] == cluster.StateRunning {
+					running++
+				}
+			}
+			switch {
+			case f.Kind == "start" && running == len(f.members):
+				fs[i].Idle = p.Sprintf("%s is running", f.Target)
+			case f.Kind == "kill" && running == 0:
+				fs[i].Idle = p.Sprintf("%s is down", f.Target)
+			}
+			continue
+		}
 		switch {
 		case !known:
 		case (f.Kind == "start" || f.Kind == "nodeUp") && st == cluster.StateRunning:
@@ -131,6 +152,12 @@ func faults(p *i18n.Printer, t cluster.Topology, caps map[cluster.Capability]boo
 		for _, n := range t.Nodes {
 			out = append(out, Fault{Kind: "nodeDown", Target: n.Name, Label: p.Sprintf("take %s down", n.Name)}, Fault{Kind: "nodeUp", Target: n.Name, Label: p.Sprintf("bring %s up", n.Name)})
 		}
+	}
+	// A stacked topology's control-plane nodes fail and return whole.
+	nodes := t.ControlPlaneNodes()
+	for _, n := range slices.Sorted(maps.Keys(nodes)) {
+		out = append(out, Fault{Kind: "kill", Target: n, Label: p.Sprintf("take %s down", n), members: nodes[n]},
+			Fault{Kind: "start", Target: n, Label: p.Sprintf("bring %s up", n), members: nodes[n]})
 	}
 	// Every component that can be stopped can be started again.
 	for _, names := range [][]string{controlplane.EtcdMembers(t), controlplane.Schedulers(t), controlplane.ControllerManagers(t)} {

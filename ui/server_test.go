@@ -845,3 +845,61 @@ func TestHomePage(t *testing.T) {
 		t.Errorf("started %q, opened %q", started, opened)
 	}
 }
+
+// TestStackedNodeFaults: on a stacked topology the page offers each
+// control-plane node taken down and brought up whole; bringing up a node
+// that runs is idle, and taking one down makes its start the fault to
+// press and its kill idle.
+func TestStackedNodeFaults(t *testing.T) {
+	const lab = `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: stacked, title: Stacked}
+spec:
+  cluster: {stacked: true, etcd: 3}
+  steps:
+  - name: s
+    try:
+    - assert: {expr: 'true'}
+`
+	addr, _ := serveWith(t, serveOpts{every: time.Minute, lab: lab})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	next := events(t, ctx, addr)
+	idle := func(m ui.Machinery) map[string]string {
+		out := map[string]string{}
+		for _, f := range m.Faults {
+			out[f.Kind+" "+f.Target] = f.Idle
+		}
+		return out
+	}
+	got := idle(next().Machinery)
+	for _, f := range []string{"kill control-plane-1", "start control-plane-1", "kill control-plane-3", "start control-plane-3"} {
+		if _, ok := got[f]; !ok {
+			t.Errorf("%s not offered: %v", f, got)
+		}
+	}
+	if got["start control-plane-2"] == "" || got["kill control-plane-2"] != "" {
+		t.Errorf("a node that runs: start idle %q, kill idle %q", got["start control-plane-2"], got["kill control-plane-2"])
+	}
+	r, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/fault", strings.NewReader(`{"kind": "kill", "target": "control-plane-2"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Cookie", ui.CookieName(addr)+"=s3cret")
+	r.Header.Set("Origin", "http://"+addr)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), `"status":"passed"`) || !strings.Contains(string(b), "kube-apiserver-2") {
+		t.Fatalf("kill control-plane-2: %s %s", res.Status, b)
+	}
+	for i := 0; i < 5; i++ {
+		if got = idle(next().Machinery); got["start control-plane-2"] == "" && got["kill control-plane-2"] != "" {
+			return
+		}
+	}
+	t.Errorf("after the kill: start idle %q, kill idle %q", got["start control-plane-2"], got["kill control-plane-2"])
+}
