@@ -360,21 +360,7 @@ func TestMachineryAndFaults(t *testing.T) {
 			t.Errorf("fault %s %s: idle %q", f.Kind, f.Target, f.Idle)
 		}
 	}
-	post := func(body string) (int, string) {
-		r, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/fault", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Header.Set("Cookie", ui.CookieName(addr)+"=s3cret")
-		r.Header.Set("Origin", "http://"+addr)
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	post := func(body string) (int, string) { return postFault(t, ctx, addr, body) }
 	if code, body := post(`{"kind": "kill", "target": "load-balancer"}`); code != http.StatusBadRequest {
 		t.Errorf("a fault the page does not offer: %d %s", code, body)
 	}
@@ -393,6 +379,25 @@ func TestMachineryAndFaults(t *testing.T) {
 		}
 	}
 	t.Errorf("the fault is not on the timeline:\n%s", m.Timeline)
+}
+
+// postFault asks the page at addr for a fault, as its buttons do, and
+// returns the status code and body of the answer.
+func postFault(t *testing.T, ctx context.Context, addr, body string) (int, string) {
+	t.Helper()
+	r, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/fault", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Cookie", ui.CookieName(addr)+"=s3cret")
+	r.Header.Set("Origin", "http://"+addr)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // events opens the page's event stream and returns a function that reads
@@ -881,20 +886,9 @@ spec:
 	if got["start control-plane-2"] == "" || got["kill control-plane-2"] != "" {
 		t.Errorf("a node that runs: start idle %q, kill idle %q", got["start control-plane-2"], got["kill control-plane-2"])
 	}
-	r, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/fault", strings.NewReader(`{"kind": "kill", "target": "control-plane-2"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Cookie", ui.CookieName(addr)+"=s3cret")
-	r.Header.Set("Origin", "http://"+addr)
-	res, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), `"status":"passed"`) || !strings.Contains(string(b), "kube-apiserver-2") {
-		t.Fatalf("kill control-plane-2: %s %s", res.Status, b)
+	if code, body := postFault(t, ctx, addr, `{"kind": "kill", "target": "control-plane-2"}`); code != http.StatusOK ||
+		!strings.Contains(body, `"status":"passed"`) || !strings.Contains(body, "kube-apiserver-2") {
+		t.Fatalf("kill control-plane-2: %d %s", code, body)
 	}
 	for i := 0; i < 5; i++ {
 		if got = idle(next().Machinery); got["start control-plane-2"] == "" && got["kill control-plane-2"] != "" {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -161,12 +163,7 @@ func (st *Status) writeNodes(out io.Writer) {
 	fmt.Fprintln(out, "\nCONTROL-PLANE NODES (stacked etcd: each apiserver talks to its own node's member)")
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "NODE\tCOMPONENTS\n")
-	nodes := make([]string, 0, len(st.ControlPlaneNodes))
-	for n := range st.ControlPlaneNodes {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
-	for _, n := range nodes {
+	for _, n := range slices.Sorted(maps.Keys(st.ControlPlaneNodes)) {
 		var parts []string
 		for _, c := range st.ControlPlaneNodes[n] {
 			parts = append(parts, c+" ("+dash(states[c])+")")
