@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -541,13 +542,41 @@ func (c *Cluster) checkNodeDaemon(ctx context.Context, node, daemon string) erro
 	return fmt.Errorf("no node %q for %s/%s (the nodes are %s)", node, node, daemon, strings.Join(nodes, ", "))
 }
 
+// NodeHits says whether target is a control-plane node of a stacked
+// topology and, if so, which of its components a changes: all of them,
+// but for a start or resume only those not running (none when the node
+// runs whole). A partition or heal is never a node's: its components run
+// apart.
+func (c *Cluster) NodeHits(ctx context.Context, target string, a Action) (hits []string, node bool, err error) {
+	members, ok := c.Topology().ControlPlaneNodes()[target]
+	if !ok || a == Partition || a == Heal {
+		return nil, false, nil
+	}
+	if a != Start && a != Resume {
+		return members, true, nil
+	}
+	comps, err := c.Components(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	for _, m := range members {
+		if !slices.ContainsFunc(comps, func(comp Component) bool { return comp.Name == m && comp.State == StateRunning }) {
+			hits = append(hits, m)
+		}
+	}
+	return hits, true, nil
+}
+
 // Do resolves target and applies a to it, returning the component hit.
 // A control-plane node of a stacked topology is its components, hit at
-// once (their names are returned joined by ", ").
+// once (NodeHits; their names are returned joined by ", ").
 func (c *Cluster) Do(ctx context.Context, target string, a Action) (string, error) {
-	if members, ok := c.Topology().ControlPlaneNodes()[target]; ok && a != Partition && a != Heal {
-		c.log.Info("fault", "action", a, "target", target, "components", members)
-		return strings.Join(members, ", "), c.ActAll(ctx, members, a)
+	if hits, node, err := c.NodeHits(ctx, target, a); node {
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", a, target, err)
+		}
+		c.log.Info("fault", "action", a, "target", target, "components", hits)
+		return strings.Join(hits, ", "), c.ActAll(ctx, hits, a)
 	}
 	name, err := c.Resolve(ctx, target)
 	if err != nil {

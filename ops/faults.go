@@ -76,8 +76,11 @@ func (f fault) Validate(c Checker)            { f.validate(c) }
 
 func (f fault) Exec(ctx context.Context, env Env) (string, error) {
 	c, target := env.Cluster(), *f.target
-	if members, ok := c.Topology().ControlPlaneNodes()[target]; ok {
-		return f.execNode(ctx, env, c, target, members)
+	if hits, node, err := c.NodeHits(ctx, target, f.action); node {
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", f.action, target, err)
+		}
+		return f.execNode(ctx, env, c, target, hits)
 	}
 	name, err := c.Resolve(ctx, target)
 	if err != nil {
@@ -105,26 +108,13 @@ func (f fault) Exec(ctx context.Context, env Env) (string, error) {
 	return fmt.Sprintf("%s %s", f.action, subject), nil
 }
 
-// execNode applies the fault to every component of a stacked topology's
-// control-plane node at once, as a failing machine takes them all (a
-// start or resume goes to those not running). Each gets its fault on the
-// timeline, as "control-plane-2=etcd-2".
-func (f fault) execNode(ctx context.Context, env Env, c *cluster.Cluster, node string, members []string) (string, error) {
-	hit := members
-	if f.action == cluster.Start || f.action == cluster.Resume {
-		hit = nil
-		for _, m := range members {
-			running, err := alreadyRunning(ctx, c, m)
-			if err != nil {
-				return "", fmt.Errorf("%s %s: %w", f.action, node, err)
-			}
-			if !running {
-				hit = append(hit, m)
-			}
-		}
-		if len(hit) == 0 {
-			return fmt.Sprintf("%s %s: already running, left as it is", f.action, node), nil
-		}
+// execNode applies the fault to the components of a stacked topology's
+// control-plane node it changes (cluster's NodeHits) at once, as a
+// failing machine takes them all. Each gets its fault on the timeline, as
+// "control-plane-2=etcd-2".
+func (f fault) execNode(ctx context.Context, env Env, c *cluster.Cluster, node string, hit []string) (string, error) {
+	if len(hit) == 0 {
+		return fmt.Sprintf("%s %s: already running, left as it is", f.action, node), nil
 	}
 	at := time.Now()
 	if err := c.ActAll(ctx, hit, f.action); err != nil {
