@@ -43,8 +43,17 @@ func (t Topology) Audited() bool { return t.Audit == nil || *t.Audit }
 
 // SchedulerSpec configures the kube-schedulers.
 type SchedulerSpec struct {
-	Config map[string]any `json:"config,omitempty" yaml:"config,omitempty"`
-	Record *bool          `json:"record,omitempty" yaml:"record,omitempty"`
+	Config   map[string]any `json:"config,omitempty" yaml:"config,omitempty"`
+	Record   *bool          `json:"record,omitempty" yaml:"record,omitempty"`
+	Extender *ExtenderSpec  `json:"extender,omitempty" yaml:"extender,omitempty"`
+}
+
+// ExtenderSpec is the scheduler extender kubelab serves beside each
+// kube-scheduler (package schedextender, whose Policy has its JSON form).
+type ExtenderSpec struct {
+	Filter     string `json:"filter,omitempty" yaml:"filter,omitempty"`
+	Prioritize string `json:"prioritize,omitempty" yaml:"prioritize,omitempty"`
+	Weight     int64  `json:"weight,omitempty" yaml:"weight,omitempty"`
 }
 
 // Recorded reports whether the schedulers record their decisions.

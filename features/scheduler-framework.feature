@@ -22,7 +22,10 @@ Feature: The scheduling framework: Filter, Score, weights and profiles
     once enough feasible nodes are found on big clusters. A
     KubeSchedulerConfiguration changes weights, enables or disables
     plugins and passes arguments: NodeResourcesFit's scoringStrategy
-    MostAllocated packs Pods onto the fullest node that fits.
+    MostAllocated packs Pods onto the fullest node that fits. Its
+    extenders add HTTP services the scheduler calls after its own Filter
+    plugins (with the nodes they left) and Score plugins (0-10, times
+    the extender's weight and 10).
 
   Key points:
     - Filter plugins rule nodes out, each with a reason (TaintToleration, NodeResourcesFit...).
@@ -107,3 +110,28 @@ Feature: The scheduling framework: Filter, Score, weights and profiles
     Then within 30s the scheduler bound pod "default" to node "worker-3", its highest total score
     And within 30s the scheduler bound pod "weighted" to node "worker-4", its highest total score
     And the expression "scheduling('weighted').weights['NodeResourcesFit'] == 50 && scheduling('default').weights['NodeResourcesFit'] == 1" holds
+
+  Scenario: A scheduler extender filters and scores over HTTP, after the plugins
+    Given a lab cluster:
+      """
+      nodes:
+      - {name: worker-1, labels: {disk: hdd, zone: b}}
+      - {name: worker-2, labels: {disk: ssd, zone: a}}
+      - {name: worker-3, labels: {disk: ssd, zone: b}}
+      scheduler:
+        extender:
+          filter: 'node.labels["disk"] != "hdd"'
+          prioritize: 'node.labels["zone"] == pod.labels["zone"] ? 10 : 0'
+          weight: 5
+      """
+    When I apply:
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web, labels: {zone: b}}
+      spec:
+        containers: [{name: app, image: kubelab/http:dev}]
+      """
+    Then within 30s the scheduler bound pod "web" to node "worker-3", its highest total score
+    And the scheduler filtered node "worker-1" out of pod "web" with Extender
+    And the expression "scheduling('web').scores['worker-3']['Extender'] == 100 && scheduling('web').scores['worker-2']['Extender'] == 0 && scheduling('web').weights['Extender'] == 5" holds

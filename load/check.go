@@ -144,6 +144,7 @@ func (c *checker) cluster(t *cluster.Topology) {
 	slices.Sort(c.cpNodes)
 	c.etcd = t.Etcd
 	c.schedulerConfig(t.Scheduler.Config)
+	c.extender(t.Scheduler.Extender)
 }
 
 // splitField splits a Topology.Validate error such as "etcd: want 1, 3 or

@@ -10,10 +10,49 @@ import (
 	"gopkg.in/yaml.v3"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/internal/schedextender"
 )
 
-const schedulerConfigPath = "spec.cluster.scheduler.config"
+const (
+	schedulerConfigPath = "spec.cluster.scheduler.config"
+	extenderPath        = "spec.cluster.scheduler.extender"
+)
+
+// extender checks spec.cluster.scheduler.extender: its expressions
+// against what the extender gives them (pod, node) and their type, and
+// its weight.
+func (c *checker) extender(e *cluster.ExtenderSpec) {
+	if e == nil {
+		return
+	}
+	if e.Filter == "" && e.Prioritize == "" {
+		c.errorAt(extenderPath, "want filter (a boolean expression of pod and node), prioritize (an integer 0-10 of pod and node), or both")
+	}
+	env := "pod (name, namespace, labels, annotations) and node (name, labels, annotations, taints)"
+	if e.Filter != "" {
+		if _, err := schedextender.CompileFilter(e.Filter); err != nil {
+			c.errorAt(extenderPath+".filter", "want a boolean expression of %s: %s", env, firstLine(err))
+		}
+	}
+	if e.Prioritize != "" {
+		if _, err := schedextender.CompilePrioritize(e.Prioritize); err != nil {
+			c.errorAt(extenderPath+".prioritize", "want an integer expression (0-10) of %s: %s", env, firstLine(err))
+		}
+	}
+	if e.Weight < 0 || e.Weight > 100 {
+		c.errorAt(extenderPath+".weight", "want 1 to 100 (0: 1), found %d", e.Weight)
+	}
+}
+
+// firstLine is an expression error's first line (expr adds the source
+// and a caret), with the environment's Go types named as the expression
+// names them.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return strings.NewReplacer("type schedextender.Node", "node", "type schedextender.Pod", "pod", "type schedextender.Taint", "a taint").Replace(s)
+}
 
 // schedulerConfig checks spec.cluster.scheduler.config before anything
 // boots: its fields against the KubeSchedulerConfiguration v1 types, the

@@ -67,6 +67,30 @@ type SchedulerSpec struct {
 	// elsewhere, where the schedulers run exactly as upstream ships them;
 	// false turns it off.
 	Record *bool `json:"record,omitempty" yaml:"record,omitempty"`
+	// Extender is a scheduler extender for the kube-schedulers: an HTTP
+	// service speaking upstream's extender protocol, which each scheduler
+	// calls after its own Filter plugins (with the nodes they left) and
+	// after its own Score plugins. kubelab serves it on each scheduler's
+	// loopback, as a sidecar container of the scheduler's pod would, and
+	// adds it to the configuration's extenders; it decides with the
+	// expressions below. scheduling() shows it as the plugin "Extender".
+	Extender *ExtenderSpec `json:"extender,omitempty" yaml:"extender,omitempty"`
+}
+
+// ExtenderSpec is the policy of the scheduler extender. The expressions
+// see pod (name, namespace, labels, annotations) and node (name, labels,
+// annotations, taints: key, value, effect). At least one is set.
+type ExtenderSpec struct {
+	// Filter is a boolean expression: the node may take the pod when it
+	// is true. A node it refuses is UnschedulableAndUnresolvable, with the
+	// expression as the reason, in the pod's FailedScheduling event.
+	Filter string `json:"filter,omitempty" yaml:"filter,omitempty"`
+	// Prioritize is an integer expression, the node's score from 0 to 10
+	// (upstream's MaxExtenderPriority). The scheduler multiplies it by
+	// Weight and by 10 before adding it to the Score plugins' sum.
+	Prioritize string `json:"prioritize,omitempty" yaml:"prioritize,omitempty"`
+	// Weight multiplies the extender's scores: 1 to 100, default 1.
+	Weight int64 `json:"weight,omitempty" yaml:"weight,omitempty"`
 }
 
 // NodeSpec describes one worker node.

@@ -10,6 +10,7 @@
 package controlplane
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -335,6 +336,10 @@ func scheduler(t cluster.Topology, s Site, name string) []string {
 	var args []string
 	if s.SchedulingLog != nil && t.Scheduler.Recorded() {
 		args = append(args, SchedulingLogFlag+"="+s.SchedulingLog(name))
+	}
+	if e := t.Scheduler.Extender; e != nil {
+		b, _ := json.Marshal(e) // strings and an int
+		args = append(args, ExtenderFlag+"="+string(b))
 	}
 	// The client connection (kubeconfig, QPS) is in the config file: with
 	// --config, upstream ignores the deprecated --kubeconfig and

@@ -13,5 +13,6 @@ func GoldenTopology() cluster.Topology {
 	return cluster.Topology{Name: "golden", Etcd: 3, APIServers: 2, Schedulers: 2, ControllerManagers: 2, Workers: 2,
 		Timings: cluster.Timings{LeaseDuration: d("4s"), RenewDeadline: d("3s"), RetryPeriod: d("1s"),
 			NodeMonitorGracePeriod: d("8s"), TolerationSeconds: d("10s"), EtcdCompactionInterval: d("1m")},
+		Scheduler: cluster.SchedulerSpec{Extender: &cluster.ExtenderSpec{Filter: `node.labels["disk"] != "hdd"`, Weight: 2}},
 	}.WithDefaults()
 }

@@ -21,6 +21,12 @@ const SchedulerConfig = "kube-scheduler.yaml"
 // command parses its flags.
 const SchedulingLogFlag = "--kubelab-scheduling-log"
 
+// ExtenderFlag is the other kubelab flag of the kube-scheduler component:
+// the lab's scheduler extender (spec.cluster.scheduler.extender, as JSON),
+// which the component serves on its loopback and adds to its
+// configuration's extenders (see package schedextender).
+const ExtenderFlag = "--kubelab-extender"
+
 // PluginPoints says which of the Filter and Score extension points an
 // in-tree scheduler plugin implements, and whether its results can be
 // recorded.

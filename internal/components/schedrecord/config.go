@@ -35,6 +35,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 
 	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/internal/schedextender"
 )
 
 // recorderName is the plugin that starts and ends each cycle's record.
@@ -53,14 +54,16 @@ type recorderArgs struct {
 // Rewrite reads the KubeSchedulerConfiguration at in with upstream's own
 // decoder and defaults (so the default plugin set and weights are those of
 // this Kubernetes version), replaces the Filter and Score plugins of every
-// profile by their recording wrappers, and writes the result to out.
-func Rewrite(in, out string) error {
+// profile by their recording wrappers, and writes the result to out. The
+// extender ext (nil: none) runs after every Filter plugin and scores with
+// its weight: the recorder lists it among them as schedextender.Name.
+func Rewrite(in, out string, ext *schedextender.Extender) error {
 	cfg, err := options.LoadConfigFromFile(klog.Background(), in)
 	if err != nil {
 		return fmt.Errorf("load scheduler config %s: %w", in, err)
 	}
 	for i := range cfg.Profiles {
-		if err := wrapProfile(&cfg.Profiles[i]); err != nil {
+		if err := wrapProfile(&cfg.Profiles[i], ext); err != nil {
 			return fmt.Errorf("profile %s: %w", cfg.Profiles[i].SchedulerName, err)
 		}
 	}
@@ -78,7 +81,7 @@ func Rewrite(in, out string) error {
 	return os.WriteFile(out, buf.Bytes(), 0o644)
 }
 
-func wrapProfile(p *config.KubeSchedulerProfile) error {
+func wrapProfile(p *config.KubeSchedulerProfile, ext *schedextender.Extender) error {
 	if p.Plugins == nil {
 		return fmt.Errorf("no plugins after defaulting")
 	}
@@ -96,8 +99,14 @@ func wrapProfile(p *config.KubeSchedulerProfile) error {
 	for _, s := range scores {
 		args.Weights[s.Name] = int64(s.Weight)
 	}
+	if ext != nil && ext.Filters() {
+		args.Filters = append(args.Filters, schedextender.Name)
+	}
+	if ext != nil && ext.Prioritizes() {
+		args.Weights[schedextender.Name] = ext.Weight()
+	}
 	// Each wrapper gets the arguments of the plugin it wraps.
-	for _, n := range unique(append(args.Filters, slices.Collect(maps.Keys(args.Weights))...)) {
+	for _, n := range unique(append(slices.Clone(args.Filters), slices.Collect(maps.Keys(args.Weights))...)) {
 		for _, pc := range p.PluginConfig {
 			if pc.Name == n {
 				p.PluginConfig = append(p.PluginConfig, config.PluginConfig{Name: wrapped(n), Args: pc.Args})

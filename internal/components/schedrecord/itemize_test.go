@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
+	"kubelab.dev/kubelab/internal/schedextender"
 	"kubelab.dev/kubelab/observe"
 )
 
@@ -82,5 +83,33 @@ func TestDecisionWithoutScores(t *testing.T) {
 	}
 	if d := newCycle().decision(recorderArgs{}, pod, ""); d.Feasible != nil || d.Result != "Unschedulable" {
 		t.Errorf("unschedulable without scores: %+v", d)
+	}
+}
+
+// TestDecisionWithExtender: the extender's refusals and scores join the
+// cycle's record as those of a plugin named schedextender.Name, scaled as
+// the scheduler scales them (x10), and count in the totals with its
+// weight; a node a plugin rejected first keeps that plugin.
+func TestDecisionWithExtender(t *testing.T) {
+	c := newCycle()
+	c.filtered("worker-4", wrapped("TaintToleration"), fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "untolerated taint"))
+	list := fwk.NodeScoreList{{Name: "worker-2", Score: 40}, {Name: "worker-3", Score: 60}}
+	c.scored("NodeResourcesFit", c.inOrder(list), c.inOrder(list))
+	c.extender(&schedextender.Call{
+		Refused: map[string]string{"worker-1": "refused", "worker-4": "refused"},
+		Scores:  map[string]int64{"worker-2": 10, "worker-3": 2},
+	})
+	c.extender(nil) // a cycle the extender was not called in
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
+	args := recorderArgs{Filters: []string{"TaintToleration", schedextender.Name}, Weights: map[string]int64{"NodeResourcesFit": 1, schedextender.Name: 5}}
+	d := c.decision(args, pod, "worker-2")
+	if d.Filtered["worker-1"].Plugin != schedextender.Name || d.Filtered["worker-1"].Code != "UnschedulableAndUnresolvable" || d.Filtered["worker-4"].Plugin != "TaintToleration" {
+		t.Errorf("filtered %v", d.Filtered)
+	}
+	if d.Raw["worker-2"][schedextender.Name] != 10 || d.Scores["worker-2"][schedextender.Name] != 100 || d.Scores["worker-3"][schedextender.Name] != 20 {
+		t.Errorf("raw %v, scores %v", d.Raw, d.Scores)
+	}
+	if d.Total["worker-2"] != 40+100*5 || d.Total["worker-3"] != 60+20*5 {
+		t.Errorf("totals %v", d.Total)
 	}
 }

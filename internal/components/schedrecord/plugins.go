@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	configv1 "k8s.io/kube-scheduler/config/v1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
@@ -21,6 +22,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"kubelab.dev/kubelab/cluster/controlplane"
+	"kubelab.dev/kubelab/internal/schedextender"
 	"kubelab.dev/kubelab/observe"
 )
 
@@ -28,16 +30,22 @@ import (
 const cycleKey fwk.StateKey = "kubelab.dev/decision"
 
 // Options registers the wrappers of every Filter and Score plugin and the
-// recorder, which appends decisions to the file at log.
-func Options(log string) ([]app.Option, error) {
+// recorder, which appends decisions to the file at log. With an extender
+// (nil: none), the recorder adds what it answered to each decision.
+func Options(log string, ext *schedextender.Extender) ([]app.Option, error) {
 	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open scheduling log: %w", err)
 	}
 	w := &writer{f: f}
+	var calls *schedextender.Calls
+	if ext != nil {
+		calls = schedextender.NewCalls()
+		ext.Calls = calls
+	}
 	inTree := frameworkplugins.NewInTreeRegistry()
 	opts := []app.Option{app.WithPlugin(recorderName, func(_ context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		return newRecorder(args, h, w)
+		return newRecorder(args, h, w, calls)
 	})}
 	for _, name := range controlplane.SchedulerPluginNames() {
 		points := controlplane.SchedulerPlugins[name]
@@ -175,6 +183,8 @@ type recorder struct {
 	args   recorderArgs
 	handle fwk.Handle
 	out    *writer
+	// calls are the extender's answers (nil without one).
+	calls *schedextender.Calls
 }
 
 var (
@@ -183,8 +193,8 @@ var (
 	_ fwk.PostBindPlugin   = (*recorder)(nil)
 )
 
-func newRecorder(args runtime.Object, h fwk.Handle, out *writer) (*recorder, error) {
-	r := &recorder{handle: h, out: out}
+func newRecorder(args runtime.Object, h fwk.Handle, out *writer, calls *schedextender.Calls) (*recorder, error) {
+	r := &recorder{handle: h, out: out, calls: calls}
 	u, ok := args.(*runtime.Unknown)
 	if !ok || u == nil {
 		return nil, fmt.Errorf("%s: want its arguments, got %T", recorderName, args)
@@ -212,6 +222,9 @@ func (r *recorder) PostFilter(_ context.Context, state fwk.CycleState, pod *v1.P
 	if c == nil {
 		c = newCycle()
 	}
+	// Before the framework's statuses: the extender's refusals are among
+	// them, without a plugin's name.
+	c.extender(r.calls.Take(pod.UID))
 	if nodes, err := r.handle.SnapshotSharedLister().NodeInfos().List(); err == nil {
 		for _, ni := range nodes {
 			name := ni.Node().Name
@@ -227,6 +240,7 @@ func (r *recorder) PostFilter(_ context.Context, state fwk.CycleState, pod *v1.P
 
 func (r *recorder) PostBind(_ context.Context, state fwk.CycleState, pod *v1.Pod, node string) {
 	if c := cycleOf(state); c != nil {
+		c.extender(r.calls.Take(pod.UID))
 		r.out.write(c.decision(r.args, pod, node))
 	}
 }
@@ -337,6 +351,31 @@ func (c *cycle) filtered(node, plugin string, st *fwk.Status) {
 		c.rejected[node] = observe.Rejection{Plugin: strings.TrimPrefix(plugin, wrapped("")),
 			Code: st.Code().String(), Reason: st.Message()}
 	}
+}
+
+// extender records what the extender answered in this cycle (nil: it was
+// not called): the nodes its filter refused, and its scores as those of
+// a plugin named schedextender.Name, raw 0-10 and, as the scheduler
+// scales them, normalized x10 (MaxNodeScore / MaxExtenderPriority).
+func (c *cycle) extender(call *schedextender.Call) {
+	if call == nil {
+		return
+	}
+	for node, reason := range call.Refused {
+		c.filtered(node, schedextender.Name, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, reason))
+	}
+	c.mu.Lock()
+	nodes := c.nodes
+	c.mu.Unlock()
+	if len(call.Scores) == 0 || nodes == nil {
+		return
+	}
+	raw, norm := make([]int64, len(nodes)), make([]int64, len(nodes))
+	for i, n := range nodes {
+		raw[i] = call.Scores[n]
+		norm[i] = raw[i] * (fwk.MaxNodeScore / extenderv1.MaxExtenderPriority)
+	}
+	c.scored(schedextender.Name, raw, norm)
 }
 
 // scored records one plugin's raw and normalized scores of every node, in
