@@ -338,6 +338,11 @@ func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResul
 	x.progress(step, "%s", or.Summary)
 	out, err := x.exec(ctx, op)
 	or.Duration, or.Output = time.Since(start), out
+	if err == nil && showsOutput[kind] {
+		if text := outputLines(out, shownLines); text != "" {
+			x.progress(step, "%s", text)
+		}
+	}
 	if err != nil {
 		or.Status, or.Error = Failed, err.Error()
 		var cf *CheckFailure
@@ -346,6 +351,34 @@ func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResul
 		}
 	}
 	return or
+}
+
+// showsOutput are the operations whose output a learner reads in the
+// progress as the lab runs: the commands a lab runs to show something (a
+// failed one's output is in its error already).
+var showsOutput = map[string]bool{"script": true, "kubectl": true, "nodeExec": true}
+
+// shownLines is how many lines of a command's output the progress shows;
+// the reports keep all of it.
+const shownLines = 20
+
+// outputLines is a command's output for the progress, each line marked
+// "> ", cut after n lines with a count of the rest ("" when empty).
+func outputLines(out string, n int) string {
+	out = strings.TrimRight(out, "\n")
+	if strings.TrimSpace(out) == "" {
+		return ""
+	}
+	lines := strings.Split(out, "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		if i == n {
+			fmt.Fprintf(&b, "> ... %d more lines (in the reports)\n", len(lines)-n)
+			break
+		}
+		b.WriteString("> " + l + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func (x *run) progress(step, format string, args ...any) {
