@@ -23,7 +23,10 @@ Feature: etcd leader failover
     3 members tolerate 1 failure, 5 tolerate 2; an even count adds
     replication cost without adding tolerance. When the old leader
     restarts it sees the higher term, rejoins as a follower and catches up
-    from the leader's log (or a snapshot).
+    from the leader's log (or a snapshot). A leader that is alive but
+    stalled (a slow disk whose fsync does not return) is replaced the same
+    way; when it wakes it steps down, and clients whose requests went to
+    it waited until their timeout: why etcd wants fast disks.
 
   Key points:
     - A write is committed once a majority of the members has it, and only then acknowledged.
@@ -53,5 +56,17 @@ Feature: etcd leader failover
     And kubectl "create configmap after-failover --from-literal=written=yes" succeeds
     And kubectl "get configmap after-failover -o jsonpath={.data.written}" prints "^yes$"
     When I start every etcd member
+    Then within 30s 3 etcd members are reachable
+    And the expression "raft.leader != etcdBefore.leader && all(raft.members, .term == raft.term)" holds within 20s
+
+  Scenario: Pause the leader - a stalled leader is replaced, and steps down when it wakes
+    A paused process is alive but silent, as a leader whose disk does not
+    return from fsync: to Raft it is as gone as a dead one.
+
+    Given a lab cluster with 3 etcd members
+    And within 30s the etcd cluster has quorum
+    When I pause the etcd leader
+    Then within 10s a new etcd leader is elected
+    When I resume every etcd member
     Then within 30s 3 etcd members are reachable
     And the expression "raft.leader != etcdBefore.leader && all(raft.members, .term == raft.term)" holds within 20s
