@@ -338,7 +338,7 @@ func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResul
 	x.progress(step, "%s", or.Summary)
 	out, err := x.exec(ctx, op)
 	or.Duration, or.Output = time.Since(start), out
-	if err == nil && showsOutput[kind] {
+	if err == nil && ShowsOutput(kind) {
 		if text := outputLines(out, shownLines); text != "" {
 			x.progress(step, "%s", text)
 		}
@@ -353,10 +353,12 @@ func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResul
 	return or
 }
 
-// showsOutput are the operations whose output a learner reads in the
-// progress as the lab runs: the commands a lab runs to show something (a
-// failed one's output is in its error already).
-var showsOutput = map[string]bool{"script": true, "kubectl": true, "nodeExec": true}
+// ShowsOutput reports whether a learner reads the output of an operation
+// of kind as the lab runs (the progress, the browser view): the commands
+// a lab runs to show something. A failed one's output is in its error.
+func ShowsOutput(kind string) bool {
+	return kind == "script" || kind == "kubectl" || kind == "nodeExec"
+}
 
 // shownLines is how many lines of a command's output the progress shows;
 // the reports keep all of it.

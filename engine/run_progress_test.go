@@ -25,3 +25,24 @@ func TestConsoleProgressIndentsContinuationLines(t *testing.T) {
 		t.Errorf("progress:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestOutputLines: a command's output in the progress is marked line by
+// line and cut after n lines with a count of the rest; blank output
+// shows nothing.
+func TestOutputLines(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		n    int
+		want string
+	}{
+		{"", 20, ""},
+		{" \n\n", 20, ""},
+		{"configmap/x created\n", 20, "> configmap/x created"},
+		{"a\nb\nc\nd\n", 2, "> a\n> b\n> ... 2 more lines (in the reports)"},
+		{"a\nb", 2, "> a\n> b"},
+	} {
+		if got := outputLines(tc.out, tc.n); got != tc.want {
+			t.Errorf("outputLines(%q, %d) = %q, want %q", tc.out, tc.n, got, tc.want)
+		}
+	}
+}

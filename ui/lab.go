@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"strings"
 
 	"github.com/yuin/goldmark"
 
@@ -48,19 +49,25 @@ type LabStepState struct {
 }
 
 // LabOp is an operation that ran: its summary (the expression of a
-// check), its status and, when it failed, why and what it observed.
+// check), its status and, when it failed, why and what it observed; a
+// command that passed, what it printed (engine.ShowsOutput).
 type LabOp struct {
 	Summary  string                   `json:"summary"`
 	Status   engine.Status            `json:"status"`
 	Error    string                   `json:"error,omitempty"`
 	Observed []assertions.Observation `json:"observed,omitempty"`
+	Output   string                   `json:"output,omitempty"`
 	Seconds  float64                  `json:"seconds"`
 }
 
 func labOps(rs []engine.OpResult) []LabOp {
 	out := make([]LabOp, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, LabOp{Summary: r.Summary, Status: r.Status, Error: r.Error, Observed: r.Observed, Seconds: r.Duration.Seconds()})
+		op := LabOp{Summary: r.Summary, Status: r.Status, Error: r.Error, Observed: r.Observed, Seconds: r.Duration.Seconds()}
+		if r.Status == engine.Passed && engine.ShowsOutput(r.Kind) {
+			op.Output = strings.TrimRight(r.Output, "\n")
+		}
+		out = append(out, op)
 	}
 	return out
 }

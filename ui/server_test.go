@@ -622,6 +622,7 @@ spec:
     try:
     - record: {name: before, expr: 'len(pods("app=web"))'}
     - assert: {expr: 'before == 1'}
+    - script: {command: 'echo "$0 pod counted"; echo done'}
   - name: two web pods
     try:
     - assert: {expr: 'len(pods("app=web")) == 2'}
@@ -634,7 +635,7 @@ spec:
 
 // TestLabStepByStep runs a lab from the page: its steps and operations
 // are on the page before anything ran; Next step runs one step and the
-// event stream shows it passed; Run to the end runs the rest (a failed
+// event stream shows it passed, with what its command printed; Run to the end runs the rest (a failed
 // check with what it observed, the step after it skipped, the finally
 // hook) and ends the lab; then both buttons are refused work.
 func TestLabStepByStep(t *testing.T) {
@@ -656,8 +657,12 @@ func TestLabStepByStep(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &st); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST /lab/next: %s %s", resp.Status, body)
 	}
-	if st.Next != 1 || len(st.Steps) != 1 || st.Steps[0].Status != engine.Passed || len(st.Steps[0].Ops) != 2 || st.Done {
+	if st.Next != 1 || len(st.Steps) != 1 || st.Steps[0].Status != engine.Passed || len(st.Steps[0].Ops) != 3 || st.Done {
 		t.Fatalf("after Next step: %+v", st)
+	}
+	// What a command printed is on the page, as in the progress.
+	if out := st.Steps[0].Ops[2].Output; !strings.HasSuffix(out, " pod counted\ndone") || st.Steps[0].Ops[1].Output != "" {
+		t.Errorf("the script's output: %q; the assert's: %q", out, st.Steps[0].Ops[1].Output)
 	}
 	for ev := next(); ev.Lab == nil || len(ev.Lab.Steps) != 1; ev = next() {
 		if ctx.Err() != nil {
