@@ -85,6 +85,28 @@ type NodeSpec struct {
 	Labels   map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
 	Taints   []Taint           `json:"taints,omitempty" yaml:"taints,omitempty"`
 	Capacity map[string]string `json:"capacity,omitempty" yaml:"capacity,omitempty"`
+	// ProxyMode is kube-proxy's mode on a real node: ProxyIPTables
+	// (empty: the default) or ProxyNFTables.
+	ProxyMode string `json:"proxyMode,omitempty" yaml:"proxyMode,omitempty"`
+}
+
+// kube-proxy modes a node may run (NodeSpec.ProxyMode).
+const (
+	ProxyIPTables = "iptables"
+	ProxyNFTables = "nftables"
+)
+
+// ProxyModes yields the nodes of t whose kube-proxy mode is set, by
+// index: simulated nodes run no kube-proxy, so only a backend with real
+// nodes can give them one.
+func (t Topology) ProxyModes() map[int]string {
+	out := map[int]string{}
+	for i, n := range t.Nodes {
+		if n.ProxyMode != "" {
+			out[i] = n.ProxyMode
+		}
+	}
+	return out
 }
 
 // Taint is a Node taint.
@@ -272,6 +294,11 @@ func (t Topology) Validate() []error {
 			default:
 				errs = append(errs, fmt.Errorf("nodes[%d].taints[%d].effect: want NoSchedule, PreferNoSchedule or NoExecute, got %q", i, j, tt.Effect))
 			}
+		}
+		switch n.ProxyMode {
+		case "", ProxyIPTables, ProxyNFTables:
+		default:
+			errs = append(errs, fmt.Errorf("nodes[%d].proxyMode: want %s or %s (ipvs needs the ip_vs kernel module, which kubelab does not load), got %q", i, ProxyIPTables, ProxyNFTables, n.ProxyMode))
 		}
 	}
 	return append(errs, t.Timings.Validate()...)

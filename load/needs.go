@@ -3,15 +3,39 @@ package load
 import (
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/ops"
 )
 
 // Needs is what the lab needs of its backend beyond the Kubernetes API,
-// inferred from its operations and expressions: capability -> the first
-// thing that needs it, with its line ("kill etcd-leader at line 31").
-func (l *Lab) Needs() map[cluster.Capability]string { return NeedsOf(l.File(), l.Operations()) }
+// inferred from its operations and expressions, and from its cluster:
+// capability -> the first thing that needs it, with its line ("kill
+// etcd-leader at line 31").
+func (l *Lab) Needs() map[cluster.Capability]string {
+	out := NeedsOf(l.File(), l.Operations())
+	for k, why := range TopologyNeeds(l.Spec.Cluster) {
+		if _, seen := out[k]; !seen {
+			out[k] = why
+		}
+	}
+	return out
+}
+
+// TopologyNeeds is what a cluster's topology needs of its backend: a
+// node's kube-proxy mode needs real nodes (simulated ones run no
+// kube-proxy).
+func TopologyNeeds(t cluster.Topology) map[cluster.Capability]string {
+	out := map[cluster.Capability]string{}
+	modes := t.ProxyModes()
+	for _, i := range slices.Sorted(maps.Keys(modes)) {
+		out[cluster.CapNodeInternals] = fmt.Sprintf("spec.cluster.nodes[%d].proxyMode %s (kube-proxy runs on real nodes)", i, modes[i])
+		break
+	}
+	return out
+}
 
 // NeedsOf is what the operations of a file need of its backend:
 // capability -> the first operation that needs it, with its line.

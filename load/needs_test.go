@@ -87,3 +87,25 @@ func TestNodeDaemonTargetNeedsNodeInternals(t *testing.T) {
 		t.Error("NeedsNodeInternals = true for a lab that kills a scheduler")
 	}
 }
+
+// TestProxyModeNeedsRealNodes: a node's kube-proxy mode needs real nodes
+// (simulated ones run no kube-proxy): a backend with simulated nodes
+// refuses the lab before it boots, naming the node's field.
+func TestProxyModeNeedsRealNodes(t *testing.T) {
+	lab := mustLoad(t, header+`spec:
+  cluster:
+    nodes:
+    - {name: worker-1}
+    - {name: worker-2, proxyMode: nftables}
+  steps:
+  - name: s
+    try:
+    - sleep: {duration: 1s}
+`)
+	if why := lab.Needs()[cluster.CapNodeInternals]; why != "spec.cluster.nodes[1].proxyMode nftables (kube-proxy runs on real nodes)" {
+		t.Errorf("node-internals needed by %q, want the node's proxyMode", why)
+	}
+	if err := lab.CheckBackend(simulatedNodes{}); !errors.Is(err, cluster.ErrNoNodeInternals) || !strings.Contains(err.Error(), "proxyMode") {
+		t.Errorf("on simulated nodes: %v, want a refusal naming the proxyMode", err)
+	}
+}

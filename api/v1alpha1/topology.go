@@ -103,6 +103,11 @@ type NodeSpec struct {
 	Taints []Taint `json:"taints,omitempty" yaml:"taints,omitempty"`
 	// Capacity overrides the node's resources, e.g. {cpu: "4", memory: 8Gi, pods: "110"}.
 	Capacity map[string]string `json:"capacity,omitempty" yaml:"capacity,omitempty"`
+	// ProxyMode is kube-proxy's mode on this node: iptables (the default)
+	// or nftables (kube-proxy writes the same Service logic as nft rules,
+	// in the table "ip kube-proxy"). Real nodes only (docker backend):
+	// simulated nodes run no kube-proxy.
+	ProxyMode string `json:"proxyMode,omitempty" yaml:"proxyMode,omitempty" jsonschema:"enum=iptables,enum=nftables"`
 }
 
 // Taint is a Node taint.

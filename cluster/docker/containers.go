@@ -2,6 +2,7 @@ package docker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,7 +92,8 @@ func (b *Backend) startWorker(ctx context.Context, n cluster.NodeSpec, pk *pkiDi
 		kubelet = append(kubelet, "--register-with-taints="+strings.Join(taints, ","))
 	}
 	kubelet = append(kubelet, b.capacity[n.Name]...)
-	proxy := []string{"--kubeconfig=/pki/kube-proxy.kubeconfig", "--proxy-mode=iptables", "--cluster-cidr=" + controlplane.PodCIDR,
+	mode := cmp.Or(n.ProxyMode, cluster.ProxyIPTables)
+	proxy := []string{"--kubeconfig=/pki/kube-proxy.kubeconfig", "--proxy-mode=" + mode, "--cluster-cidr=" + controlplane.PodCIDR,
 		"--hostname-override=" + n.Name, "--conntrack-max-per-core=0",
 		"--conntrack-tcp-timeout-established=0", "--conntrack-tcp-timeout-close-wait=0"}
 	vol := b.objectName(n.Name) + "-containerd"

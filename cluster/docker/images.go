@@ -29,12 +29,13 @@ import (
 var files embed.FS
 
 // Debian packages of the node image (containerd, runc, CNI plugins,
-// iptables for kube-proxy, HAProxy for the load balancer; busybox-static
+// iptables and nftables for kube-proxy's two modes, HAProxy for the load
+// balancer; busybox-static
 // is the shell and tools of the grader image, see grader.go).
 var nodePackages = []string{
 	"containerd", "runc", "containernetworking-plugins", "iptables", "iproute2", "ca-certificates",
 	"procps", "conntrack", "mount", "util-linux", "kmod", "socat", "tini", "haproxy", "iputils-ping", "curl",
-	"busybox-static",
+	"busybox-static", "nftables",
 }
 
 const (

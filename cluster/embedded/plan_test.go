@@ -1,10 +1,13 @@
 package embedded
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/cluster/controlplane"
 	"kubelab.dev/kubelab/internal/golden"
 )
@@ -60,5 +63,20 @@ func TestPortBookIsSharedAndForgetsGoneClusters(t *testing.T) {
 	book.release(a)
 	if got := book.used(); len(got) != 0 {
 		t.Errorf("after release, used = %v", got)
+	}
+}
+
+// TestProxyModeIsRefused: kwok nodes run no kube-proxy, so a node that
+// asks for a kube-proxy mode is a topology this backend cannot give: Up
+// says so before it starts anything.
+func TestProxyModeIsRefused(t *testing.T) {
+	topo := cluster.Topology{Nodes: []cluster.NodeSpec{{Name: "worker-1"}, {Name: "worker-2", ProxyMode: cluster.ProxyNFTables}}}
+	b, err := New(topo, Options{Home: Home(t.TempDir()), Binary: "/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Up(t.Context(), nil)
+	if !errors.Is(err, cluster.ErrTopology) || !strings.Contains(err.Error(), "node worker-2 sets proxyMode nftables") {
+		t.Errorf("Up = %v, want ErrTopology naming the node", err)
 	}
 }

@@ -132,6 +132,9 @@ func honoured(t cluster.Topology) error {
 		if len(n.Labels) > 0 {
 			what = append(what, "labels")
 		}
+		if n.ProxyMode != "" {
+			what = append(what, "proxyMode")
+		}
 		if len(what) > 0 {
 			return fmt.Errorf("kubeconfig backend: node %s sets %s: %w (an existing cluster keeps its own nodes)", n.Name, strings.Join(what, ", "), cluster.ErrTopology)
 		}
