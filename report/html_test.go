@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kubelab.dev/kubelab/observe"
 )
 
 func TestHTMLFromJSONReport(t *testing.T) {
@@ -109,4 +111,24 @@ func TestLiveTimelineEndsNow(t *testing.T) {
 		return
 	}
 	t.Errorf("no lane for worker-1: %+v", pic.Lanes)
+}
+
+// TestSchedulingViewExplainsTheExtender: a decision with a scheduler
+// extender gets its column and the sentence that says what it is; one
+// without does not.
+func TestSchedulingViewExplainsTheExtender(t *testing.T) {
+	d := Decision{Decision: observe.Decision{Pod: "default/web", Result: "Scheduled", Selected: "worker-3",
+		Feasible: []string{"worker-2", "worker-3"},
+		Filtered: map[string]observe.Rejection{"worker-1": {Plugin: observe.ExtenderPlugin, Reason: "refused"}},
+		Weights:  map[string]int64{"NodeResourcesFit": 1, observe.ExtenderPlugin: 5},
+		Scores:   map[string]map[string]int64{"worker-2": {"NodeResourcesFit": 90, observe.ExtenderPlugin: 0}, "worker-3": {"NodeResourcesFit": 80, observe.ExtenderPlugin: 100}},
+		Total:    map[string]int64{"worker-2": 90, "worker-3": 580}}}
+	v := schedulingView(d)
+	if !v.Extender || v.Plugins[0] != observe.ExtenderPlugin || v.Rows[2].Cells[0] != "100 × 5" || v.Rows[0].Rejected != "Extender: refused" {
+		t.Errorf("view %+v", v)
+	}
+	d.Weights, d.Filtered = map[string]int64{"NodeResourcesFit": 1}, nil
+	if schedulingView(d).Extender {
+		t.Error("a decision without an extender says it has one")
+	}
 }

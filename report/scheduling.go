@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"kubelab.dev/kubelab/observe"
 )
 
 // schedView is one pod's score table: a row per node, a column per Score
@@ -15,6 +17,8 @@ type schedView struct {
 	Rows                           []schedRow
 	// Span is the width of the plugin columns (one when nothing was scored).
 	Span int
+	// Extender: a scheduler extender filtered or scored in this cycle.
+	Extender bool
 }
 
 type schedRow struct {
@@ -39,6 +43,10 @@ func schedulingView(d Decision) schedView {
 		return cmp.Or(cmp.Compare(d.Weights[b], d.Weights[a]), cmp.Compare(a, b))
 	})
 	v.Span = max(1, len(v.Plugins))
+	_, v.Extender = d.Weights[observe.ExtenderPlugin]
+	for _, r := range d.Filtered {
+		v.Extender = v.Extender || r.Plugin == observe.ExtenderPlugin
+	}
 	nodes := map[string]bool{}
 	for n := range d.Filtered {
 		nodes[n] = true

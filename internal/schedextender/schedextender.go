@@ -31,11 +31,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+
+	"kubelab.dev/kubelab/observe"
 )
 
 // Name is how decisions (observe.Decision) name the extender among the
 // scheduler's plugins.
-const Name = "Extender"
+const Name = observe.ExtenderPlugin
 
 // Verbs are the paths the scheduler calls below the extender's URL prefix.
 const (
