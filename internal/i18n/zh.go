@@ -117,7 +117,7 @@ var zh = map[string]string{
 	"kubectl apply to Running: %s":              "从 kubectl apply 到 Running：%s",
 	"Every write behind the Deployment, from the apiservers' audit log, with the identity that made it.":                                                                                                                        "Deployment 背后的每一次写入，来自 apiserver 的审计日志，并注明发起写入的身份。",
 	"What each Filter and Score plugin of the real kube-scheduler returned, per node: a rejected node shows the first plugin that ruled it out; a feasible node its normalized scores times the plugin weights, and their sum.": "真实 kube-scheduler 的每个 Filter 和 Score 插件对每个节点的返回：被排除的节点显示第一个把它排除的插件；可行节点显示归一化得分乘以插件权重，以及它们的总和。",
-	"Extender is the scheduler extender, an HTTP service the scheduler calls after its plugins, with the nodes they left: its score (0-10) is shown times 10, as the scheduler scales it, times its weight.": "Extender 是调度器扩展：调度器在自己的插件之后调用的 HTTP 服务，只发送插件留下的节点；它的分数（0-10）按调度器的换算乘以 10 显示，再乘以它的权重。",
+	"Extender is the scheduler extender, an HTTP service the scheduler calls after its plugins, with the nodes they left: its score (0-10) is shown times 10, as the scheduler scales it, times its weight.":                    "Extender 是调度器扩展：调度器在自己的插件之后调用的 HTTP 服务，只发送插件留下的节点；它的分数（0-10）按调度器的换算乘以 10 显示，再乘以它的权重。",
 	"Scheduling %s (%s): %s": "调度 %s（%s）：%s",
 	" on %s":                 "，到 %s",
 	"Scheduled":              "已调度",
