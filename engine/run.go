@@ -337,9 +337,9 @@ func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResul
 	start := time.Now()
 	x.progress(step, "%s", or.Summary)
 	out, err := x.exec(ctx, op)
-	or.Duration, or.Output = time.Since(start), out
-	if err == nil && ShowsOutput(kind) {
-		if text := outputLines(out, shownLines); text != "" {
+	or.Duration, or.Output, or.Bind = time.Since(start), out, boundName(op)
+	if err == nil {
+		if text := outputLines(Shown(or), shownLines); text != "" {
 			x.progress(step, "%s", text)
 		}
 	}
@@ -353,11 +353,29 @@ func (x *run) runOp(ctx context.Context, step string, op *ops.Operation) OpResul
 	return or
 }
 
-// ShowsOutput reports whether a learner reads the output of an operation
-// of kind as the lab runs (the progress, the browser view): the commands
-// a lab runs to show something. A failed one's output is in its error.
-func ShowsOutput(kind string) bool {
-	return kind == "script" || kind == "kubectl" || kind == "nodeExec"
+// Shown is what a learner reads of an operation's output as the lab
+// runs (the progress, the browser view): the output of a command (script,
+// kubectl, nodeExec) that passed and did not bind it to a name for the
+// lab's own use (a Service's JSON for a later step). A failed command's
+// output is in its error.
+func Shown(r OpResult) string {
+	switch {
+	case r.Status != Passed || r.Bind != "":
+		return ""
+	case r.Kind == "script" || r.Kind == "kubectl" || r.Kind == "nodeExec":
+		return strings.TrimRight(r.Output, "\n")
+	}
+	return ""
+}
+
+// boundName is the name op binds its result to ("" when none).
+func boundName(op *ops.Operation) string {
+	b, ok := op.Op().(ops.Binder)
+	if !ok {
+		return ""
+	}
+	name, _ := b.Binding()
+	return name
 }
 
 // shownLines is how many lines of a command's output the progress shows;

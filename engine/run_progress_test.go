@@ -46,3 +46,23 @@ func TestOutputLines(t *testing.T) {
 		}
 	}
 }
+
+// TestShown: a learner reads the output of a command that passed and
+// keeps it for no later expression; not that of one that failed (its
+// error has it), of one that binds it, or of other operations.
+func TestShown(t *testing.T) {
+	for _, tc := range []struct {
+		r    OpResult
+		want string
+	}{
+		{OpResult{Kind: "script", Status: Passed, Output: "3 of 10\n"}, "3 of 10"},
+		{OpResult{Kind: "nodeExec", Status: Passed, Output: "chain\n"}, "chain"},
+		{OpResult{Kind: "kubectl", Status: Passed, Output: `{"kind": "Service"}`, Bind: "svc"}, ""},
+		{OpResult{Kind: "kubectl", Status: Failed, Output: "error"}, ""},
+		{OpResult{Kind: "record", Status: Passed, Output: "3"}, ""},
+	} {
+		if got := Shown(tc.r); got != tc.want {
+			t.Errorf("Shown(%+v) = %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}

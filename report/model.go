@@ -184,6 +184,9 @@ type (
 		// a failed check.
 		Observed []Observation `json:"observed,omitempty"`
 		Output   string        `json:"output,omitempty"`
+		// Bind is the name the operation bound its result to (record,
+		// kubectl or script with bind...), for later expressions.
+		Bind string `json:"bind,omitempty"`
 	}
 
 	// Observation is a sub-expression's value when a check failed.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"strings"
 
 	"github.com/yuin/goldmark"
 
@@ -50,7 +49,7 @@ type LabStepState struct {
 
 // LabOp is an operation that ran: its summary (the expression of a
 // check), its status and, when it failed, why and what it observed; a
-// command that passed, what it printed (engine.ShowsOutput).
+// command that passed, what it printed (engine.Shown).
 type LabOp struct {
 	Summary  string                   `json:"summary"`
 	Status   engine.Status            `json:"status"`
@@ -63,11 +62,7 @@ type LabOp struct {
 func labOps(rs []engine.OpResult) []LabOp {
 	out := make([]LabOp, 0, len(rs))
 	for _, r := range rs {
-		op := LabOp{Summary: r.Summary, Status: r.Status, Error: r.Error, Observed: r.Observed, Seconds: r.Duration.Seconds()}
-		if r.Status == engine.Passed && engine.ShowsOutput(r.Kind) {
-			op.Output = strings.TrimRight(r.Output, "\n")
-		}
-		out = append(out, op)
+		out = append(out, LabOp{Summary: r.Summary, Status: r.Status, Error: r.Error, Observed: r.Observed, Output: engine.Shown(r), Seconds: r.Duration.Seconds()})
 	}
 	return out
 }
