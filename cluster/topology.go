@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -96,17 +97,11 @@ const (
 	ProxyNFTables = "nftables"
 )
 
-// ProxyModes yields the nodes of t whose kube-proxy mode is set, by
-// index: simulated nodes run no kube-proxy, so only a backend with real
-// nodes can give them one.
-func (t Topology) ProxyModes() map[int]string {
-	out := map[int]string{}
-	for i, n := range t.Nodes {
-		if n.ProxyMode != "" {
-			out[i] = n.ProxyMode
-		}
-	}
-	return out
+// ProxyModeNode is the index of the first node of t that sets a
+// kube-proxy mode, -1 when none does: simulated nodes run no kube-proxy,
+// so only a backend with real nodes can give them one.
+func (t Topology) ProxyModeNode() int {
+	return slices.IndexFunc(t.Nodes, func(n NodeSpec) bool { return n.ProxyMode != "" })
 }
 
 // Taint is a Node taint.

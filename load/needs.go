@@ -3,8 +3,6 @@ package load
 import (
 	"fmt"
 	"iter"
-	"maps"
-	"slices"
 
 	"kubelab.dev/kubelab/cluster"
 	"kubelab.dev/kubelab/ops"
@@ -29,10 +27,8 @@ func (l *Lab) Needs() map[cluster.Capability]string {
 // kube-proxy).
 func TopologyNeeds(t cluster.Topology) map[cluster.Capability]string {
 	out := map[cluster.Capability]string{}
-	modes := t.ProxyModes()
-	for _, i := range slices.Sorted(maps.Keys(modes)) {
-		out[cluster.CapNodeInternals] = fmt.Sprintf("spec.cluster.nodes[%d].proxyMode %s (kube-proxy runs on real nodes)", i, modes[i])
-		break
+	if i := t.ProxyModeNode(); i >= 0 {
+		out[cluster.CapNodeInternals] = fmt.Sprintf("spec.cluster.nodes[%d].proxyMode %s (kube-proxy runs on real nodes)", i, t.Nodes[i].ProxyMode)
 	}
 	return out
 }
