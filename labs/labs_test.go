@@ -14,7 +14,6 @@ import (
 
 	"kubelab.dev/kubelab/engine"
 	"kubelab.dev/kubelab/engine/enginetest"
-	"kubelab.dev/kubelab/internal/testbin"
 	"kubelab.dev/kubelab/load"
 )
 
@@ -44,20 +43,13 @@ func TestLabsLoad(t *testing.T) {
 }
 
 // TestMain lets every lab wait in its pool (see runAll) rather than in go
-// test's -parallel queue. The docker labs start in one half of the
-// machine's cluster turn, the embedded labs once the package has the
-// other half too (see testbin.MainGrowing): the docker labs mostly wait,
-// so they can start beside the package before, whose clusters mostly
-// wait too (the conformance subsets).
-func TestMain(m *testing.M) {
-	os.Exit(enginetest.MainGrowing(m, 64, func() { embeddedPool.Grow(1) }))
-}
+// test's -parallel queue.
+func TestMain(m *testing.M) { os.Exit(enginetest.Main(m, 64)) }
 
 // The labs run in two pools, see runAll; whichever ends first gives its
-// slot to the other. The embedded labs' first slot comes with the second
-// half of the cluster turn.
+// slot to the other.
 var (
-	embeddedPool = enginetest.NewPool(0)
+	embeddedPool = enginetest.NewPool(1)
 	dockerPool   = enginetest.NewPool(1)
 )
 
@@ -66,13 +58,9 @@ func TestLabsPass(t *testing.T) {
 	files, _ := filepath.Glob("*.yaml")
 	more, _ := filepath.Glob(embeddedOnly)
 	files = append(files, more...)
-	// Once every embedded lab ended, the second half of the cluster turn
-	// goes to the next package, and a second docker lab runs beside the
+	// Once every embedded lab ended, a second docker lab runs beside the
 	// first: see runAll.
-	t.Cleanup(func() {
-		testbin.ReleaseHalf()
-		dockerPool.Grow(1)
-	})
+	t.Cleanup(func() { dockerPool.Grow(1) })
 	runAll(t, files, "embedded")
 }
 
@@ -99,8 +87,8 @@ var alsoOnDocker = []string{
 // containerd).
 func TestDockerLabs(t *testing.T) {
 	t.Parallel() // beside TestLabsPass, see runAll
-	// Once the docker labs ended (or skipped, with no Docker engine), an
-	// embedded lab runs in the half of the turn they held.
+	// Once the docker labs ended (or skipped, with no Docker engine), a
+	// second embedded lab runs beside the first.
 	t.Cleanup(func() { embeddedPool.Grow(1) })
 	enginetest.NeedDocker(t, "docker labs")
 	files := alsoOnDocker
@@ -113,10 +101,8 @@ func TestDockerLabs(t *testing.T) {
 
 // runAll runs the labs and writes their reports once all have ended.
 //
-// The docker labs start first, in half of the machine's cluster turn
-// (beside the package before, see TestMain); the embedded labs run one at
-// a time beside the docker lab of the moment once the package has the
-// whole turn, the longest first (as their files estimate): the docker labs
+// The embedded labs run one at a time beside the docker lab of the
+// moment, the longest first (as their files estimate): the docker labs
 // alone leave a third of the CPU idle (their containers mostly wait), and
 // both at once keep the two cores busy. The docker labs run one at a time
 // while embedded labs run, two at a time once they all ended: in that

@@ -162,14 +162,6 @@ func Main(m *testing.M, parallel int) int {
 	return testbin.Main(m)
 }
 
-// MainGrowing is Main for a package that starts in one half of the
-// machine's cluster turn and grows into the other: see
-// testbin.MainGrowing, which calls grown when it does.
-func MainGrowing(m *testing.M, parallel int, grown func()) int {
-	setParallel(parallel)
-	return testbin.MainGrowing(m, grown)
-}
-
 // setParallel sets go test's -parallel unless the command line does.
 func setParallel(parallel int) {
 	flag.Parse()

@@ -7,6 +7,5 @@ import (
 	"kubelab.dev/kubelab/internal/testbin"
 )
 
-// TestMain runs the tests in one half of the machine's cluster turn: its
-// clusters mostly wait (see testbin.MainHalf).
-func TestMain(m *testing.M) { os.Exit(testbin.MainHalf(m)) }
+// TestMain runs the tests in the machine's cluster turn: see testbin.Main.
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }

@@ -4,12 +4,14 @@
 package testbin
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
+	"testing"
 )
 
 var (
@@ -27,11 +29,11 @@ var (
 // process of this user shares: each test's cluster has a home of its own,
 // and all of them one seed per build (see cluster/seed).
 //
-// The first call in a process that has no cluster turn yet waits for the
-// whole machine's (see TakeTurn), and the process keeps it until it exits.
+// The first call waits for the machine's cluster turn (see TakeTurn), and
+// the process keeps it until it exits.
 func Path() (string, error) {
 	once.Do(func() {
-		if err = ensureTurn(); err != nil {
+		if err = TakeTurn(); err != nil {
 			return
 		}
 		if os.Getenv("KUBELAB_SEEDS") == "" {
@@ -88,4 +90,61 @@ func Root() (string, error) {
 			return "", fmt.Errorf("no go.mod above %s", dir)
 		}
 	}
+}
+
+var (
+	turnOnce sync.Once
+	turnErr  error
+	// turn is the lock file of the cluster turn, open for the life of
+	// the process that holds it (close-on-exec: no cluster process
+	// inherits it). Only this reference keeps it open: an *os.File the
+	// garbage collector finds unreachable closes its descriptor, and the
+	// turn would go with it.
+	turn *os.File
+)
+
+// Main runs a package's tests (call it from TestMain) once the process
+// has the machine's cluster turn (see TakeTurn), unless -short skips the
+// tests that boot clusters: in the turn before any test starts, so that
+// no test's own deadline runs while it waits.
+func Main(m *testing.M) int {
+	flag.Parse()
+	if !testing.Short() {
+		if err := TakeTurn(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// TakeTurn waits until no other test process on the machine holds the
+// cluster turn, then takes it for the rest of the process's life: one
+// test binary at a time boots clusters. The README's test command runs
+// `go test -p 2`, so that Go links and vets the next packages, and runs
+// those that boot nothing, while a package boots its clusters; the
+// packages that boot clusters (each sizes its parallel tests to the
+// whole machine) take turns here, and the next one, linked already,
+// starts the moment the one before exits. The kernel drops the flock
+// when its last descriptor closes, so a test binary that dies frees the
+// turn too. Calls after the first return the first one's result.
+func TakeTurn() error {
+	turnOnce.Do(func() {
+		dir := filepath.Join(os.TempDir(), "kubelab-testbin")
+		if turnErr = os.MkdirAll(dir, 0o755); turnErr != nil {
+			return
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "clusters.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			turnErr = fmt.Errorf("cluster turn: %w", err)
+			return
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			turnErr = fmt.Errorf("cluster turn: %w", err)
+			return
+		}
+		turn = f
+	})
+	return turnErr
 }
