@@ -124,8 +124,8 @@ func (b *Backend) Dir() string { return b.dir }
 func (b *Backend) Up(ctx context.Context, progress func(cluster.Event)) error {
 	// A lab that sets one is refused before (it needs node internals);
 	// this catches the other ways in (a drill's cluster, a topology file).
-	if t := b.st.Topology; t.ProxyModeNode() >= 0 {
-		n := t.Nodes[t.ProxyModeNode()]
+	if i := b.st.Topology.ProxyModeNode(); i >= 0 {
+		n := b.st.Topology.Nodes[i]
 		return fmt.Errorf("embedded backend: node %s sets proxyMode %s: %w (its nodes are simulated by kwok and run no kube-proxy; the docker backend's do)", n.Name, n.ProxyMode, cluster.ErrTopology)
 	}
 	opts := lifecycle.Options{Seeds: seed.Cache{Dir: b.opts.Seeds}, Fresh: b.st.Topology.Fresh || seed.FreshFromEnv(), Binary: b.program("prune-snapshot")}
