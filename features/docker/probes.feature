@@ -46,8 +46,8 @@ Feature: Liveness and readiness probes
             - name: web
               image: kubelab/http:dev
               imagePullPolicy: Never
-              readinessProbe: {httpGet: {path: /readyz, port: 8080}, periodSeconds: 1, failureThreshold: 1}
-              livenessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1, failureThreshold: 2}
+              readinessProbe: {httpGet: {path: /readyz, port: 8080}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1}
+              livenessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 2}
       ---
       apiVersion: v1
       kind: Service
