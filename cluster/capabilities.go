@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -33,6 +34,10 @@ const (
 	// CapNodeInternals: look inside real nodes (iptables(), cri(),
 	// nodeExec).
 	CapNodeInternals Capability = "node-internals"
+	// CapContainers: the pods' containers really run, so kubectl exec,
+	// logs, attach, cp and port-forward reach them (simulated nodes run
+	// none).
+	CapContainers Capability = "containers"
 	// CapComponentMetrics: read each control-plane component's own
 	// /metrics (metric()).
 	CapComponentMetrics Capability = "component-metrics"
@@ -41,13 +46,14 @@ const (
 // AllCapabilities lists every Capability.
 var AllCapabilities = []Capability{
 	CapComponentFaults, CapNodeDown, CapPartitions, CapEtcdRaft, CapEtcdSnapshots,
-	CapAuditLog, CapSchedulingLog, CapNodeInternals, CapComponentMetrics,
+	CapAuditLog, CapSchedulingLog, CapNodeInternals, CapContainers, CapComponentMetrics,
 }
 
 // Capable is a backend that states what it can do. A backend that does not
 // is taken to run its own control plane: every capability but partitions,
-// etcd snapshots and node internals, which it has when it implements
-// Partitioner, EtcdRestorer and NodeExecer.
+// etcd snapshots, node internals and containers, which it has when it
+// implements Partitioner, EtcdRestorer and NodeExecer (real nodes run
+// containers).
 type Capable interface {
 	Capabilities() []Capability
 }
@@ -92,6 +98,7 @@ func CapabilitiesOf(b Backend) map[Capability]bool {
 	}
 	if _, ok := b.(NodeExecer); ok {
 		out[CapNodeInternals] = true
+		out[CapContainers] = true
 	}
 	return out
 }
@@ -127,8 +134,10 @@ func (e *MissingError) Unwrap() []error {
 	errs := []error{ErrMissingCapability}
 	for _, m := range e.Missing {
 		switch m {
-		case CapNodeInternals:
-			errs = append(errs, ErrNoNodeInternals)
+		case CapNodeInternals, CapContainers:
+			if !slices.Contains(errs, ErrNoNodeInternals) {
+				errs = append(errs, ErrNoNodeInternals)
+			}
 		case CapEtcdSnapshots:
 			errs = append(errs, ErrNoEtcdRestore)
 		}

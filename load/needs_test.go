@@ -109,3 +109,35 @@ func TestProxyModeNeedsRealNodes(t *testing.T) {
 		t.Errorf("on simulated nodes: %v, want a refusal naming the proxyMode", err)
 	}
 }
+
+// TestContainerCommandsNeedRealNodes: kubectl exec, logs, attach, cp and
+// port-forward reach a running container, as $KUBECTL exec in a script
+// does, which simulated nodes do not run: a backend with simulated nodes
+// refuses the lab before it boots, naming the command. An existing
+// cluster's nodes run them; other kubectl commands need nothing.
+func TestContainerCommandsNeedRealNodes(t *testing.T) {
+	lab := mustLoad(t, header+`spec:
+  steps:
+  - name: s
+    try:
+    - kubectl: {args: [get, pods, exec]}
+    - kubectl: {args: [-n, kube-system, logs, deploy/coredns]}
+    - script: {command: 'echo exec; $KUBECTL get pods'}
+    - script: {command: '${KUBECTL} exec web -- true'}
+`)
+	if why := lab.Needs()[cluster.CapContainers]; why != "kubectl -n kube-system logs deploy/coredns at testdata/inline.yaml:9" {
+		t.Errorf("containers needed by %q, want the kubectl logs at its line", why)
+	}
+	err := lab.CheckBackend(simulatedNodes{})
+	if !errors.Is(err, cluster.ErrNoNodeInternals) || !strings.Contains(err.Error(), "containers (kubectl -n kube-system logs") {
+		t.Errorf("on simulated nodes: %v, want a refusal naming containers and the command", err)
+	}
+	script := mustLoad(t, header+"spec: {steps: [{name: s, try: [{script: {command: 'echo exec; kubectl get pods'}}, {script: {command: '${KUBECTL} exec web -- true'}}]}]}")
+	if why := script.Needs()[cluster.CapContainers]; !strings.Contains(why, "${KUBECTL} exec web") {
+		t.Errorf("containers needed by %q, want the script that runs ${KUBECTL} exec", why)
+	}
+	plain := mustLoad(t, header+"spec: {steps: [{name: s, try: [{kubectl: {args: [get, pods, exec]}}, {script: {command: 'echo exec; kubectl get pods'}}]}]}")
+	if needs := plain.Needs(); len(needs) != 0 {
+		t.Errorf("a lab that only gets pods needs %v, want nothing", needs)
+	}
+}

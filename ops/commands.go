@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -137,16 +138,51 @@ func (s *ScriptOp) Exec(ctx context.Context, env Env) (string, error) {
 		})
 }
 
-// Needs of a script: etcd, when it runs $ETCDCTL.
+// Needs of a script: etcd, when it runs $ETCDCTL; running containers,
+// when it runs $KUBECTL (or kubectl) exec, logs, attach, cp or
+// port-forward.
 func (s *ScriptOp) Needs() []cluster.Capability {
+	var out []cluster.Capability
 	if etcdctlRE.MatchString(s.Command) {
-		return []cluster.Capability{cluster.CapEtcdRaft}
+		out = append(out, cluster.CapEtcdRaft)
+	}
+	if containersRE.MatchString(s.Command) {
+		out = append(out, cluster.CapContainers)
+	}
+	return out
+}
+
+// Needs of a kubectl command: running containers, for exec, logs, attach,
+// cp and port-forward.
+func (k *KubectlOp) Needs() []cluster.Capability {
+	for i := 0; i < len(k.Args); i++ {
+		a := k.Args[i]
+		switch {
+		case slices.Contains(valueFlags, a):
+			i++ // a global flag before the command, and its value
+		case strings.HasPrefix(a, "-"):
+		case slices.Contains(containerVerbs, a):
+			return []cluster.Capability{cluster.CapContainers}
+		default:
+			return nil
+		}
 	}
 	return nil
 }
 
+// containerVerbs are the kubectl commands that reach a running container.
+var containerVerbs = []string{"exec", "logs", "attach", "cp", "port-forward"}
+
+// valueFlags are kubectl's global flags that take their value as the
+// next argument.
+var valueFlags = []string{"-n", "--namespace", "--context", "--cluster", "--user", "-s", "--server", "--kubeconfig", "--as"}
+
 // etcdctlRE finds a script's use of $ETCDCTL (or ${ETCDCTL}).
 var etcdctlRE = regexp.MustCompile(`\$\{?ETCDCTL\b`)
+
+// containersRE finds a script's kubectl command that reaches a running
+// container.
+var containersRE = regexp.MustCompile(`(\$\{?KUBECTL\}?|\bkubectl)\s+(exec|logs|attach|cp|port-forward)\b`)
 
 // Retry makes a command run again, backing off (100ms doubling to 2s),
 // until an attempt passes or the timeout ends: for what the apiservers

@@ -169,8 +169,11 @@ func schedulable(nodes []corev1.Node) int {
 // Name is "kubeconfig".
 func (b *Backend) Name() string { return "kubeconfig" }
 
-// Capabilities: only what the Kubernetes API gives any client.
-func (b *Backend) Capabilities() []cluster.Capability { return nil }
+// Capabilities: only what the Kubernetes API gives any client. That
+// includes containers (exec, logs): an existing cluster's nodes run them.
+func (b *Backend) Capabilities() []cluster.Capability {
+	return []cluster.Capability{cluster.CapContainers}
+}
 
 // RunNamespace is the namespace the run works in.
 func (b *Backend) RunNamespace() string { return b.ns }

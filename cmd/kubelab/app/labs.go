@@ -379,8 +379,8 @@ func newListCommand(g *globals) *cobra.Command {
 }
 
 // labBackends says where a lab runs: "docker" when it needs real nodes
-// (it looks inside them, cuts a network, or is one of labs/docker/, whose
-// kubelets run probes and pods), "embedded,docker" when it needs more of
+// (it looks inside them, reaches a container, cuts a network, or is one
+// of labs/docker/, whose kubelets run probes and pods), "embedded,docker" when it needs more of
 // the cluster than its API (a component to kill, etcd, the audit log...),
 // which an existing cluster (kubeconfig) does not give, and "any"
 // otherwise.
@@ -388,8 +388,9 @@ func labBackends(l *load.Lab) string {
 	needs := l.Needs()
 	_, inside := needs[cluster.CapNodeInternals]
 	_, cut := needs[cluster.CapPartitions]
+	_, ctr := needs[cluster.CapContainers]
 	switch {
-	case inside || cut || filepath.Base(filepath.Dir(l.File())) == "docker":
+	case inside || ctr || cut || filepath.Base(filepath.Dir(l.File())) == "docker":
 		return "docker"
 	case len(needs) > 0:
 		return "embedded,docker"
