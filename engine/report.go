@@ -31,6 +31,10 @@ func indent(s, pad string) string { return strings.ReplaceAll(s, "\n", "\n"+pad)
 func WriteSummary(w io.Writer, p *i18n.Printer, results []*Result) {
 	w = safetext.NewWriter(w) // lab files and the cluster wrote much of it
 	for _, r := range results {
+		if r.Status == Skipped { // nothing booted: the reason, no steps
+			p.Fprintf(w, "\n== %s: %s (%s) — %s\n   %s\n", r.Lab, r.Title, r.File, strings.ToUpper(p.S(string(r.Status))), r.Error)
+			continue
+		}
 		p.Fprintf(w, "\n== %s: %s (%s) — %s in %s (cluster up in %s)\n", r.Lab, r.Title, r.File, strings.ToUpper(p.S(string(r.Status))),
 			r.Duration.Round(10*time.Millisecond), r.BootDuration.Round(10*time.Millisecond))
 		if r.Status == Errored || r.Status == Interrupted && len(r.Steps) == 0 {

@@ -36,8 +36,12 @@ type Describer interface {
 func (o *Operation) Needs() map[cluster.Capability]string {
 	out := map[cluster.Capability]string{}
 	if n, ok := o.Op().(Needer); ok {
+		what, _, more := strings.Cut(strings.TrimSpace(o.Summary()), "\n")
+		if more {
+			what += " …" // a script's first line names it in a refusal
+		}
 		for _, c := range n.Needs() {
-			out[c] = o.Summary()
+			out[c] = what
 		}
 	}
 	if c := o.Compiled(); c != nil {

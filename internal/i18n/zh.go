@@ -18,6 +18,7 @@ var zh = map[string]string{
 	"cluster up in %s":                "集群已就绪，用时 %s",
 	"cluster kept: KUBECONFIG=%s (remove it with kubelab down --name %s)": "集群已保留：KUBECONFIG=%s（用 kubelab down --name %s 删除）",
 	"\n== %s: %s (%s) — %s in %s (cluster up in %s)\n":                    "\n== %s：%s（%s）—— %s，用时 %s（集群就绪用时 %s）\n",
+	"\n== %s: %s (%s) — %s\n   %s\n":                                      "\n== %s：%s（%s）—— %s\n   %s\n",
 	"   STEP\tSTATUS\tDURATION\n":                                         "   步骤\t状态\t用时\n",
 	"\n   step %q failed:\n      %s\n":                                    "\n   步骤 %q 失败：\n      %s\n",
 	"\n   Recovery:\n":                                                    "\n   恢复：\n",

@@ -151,6 +151,56 @@ spec:
 	}
 }
 
+// TestRunNothingCanRun: labs that reach containers or look inside nodes,
+// on a backend whose nodes are simulated, are each skipped with the
+// reason before anything boots; a run in which every lab was skipped has
+// not passed (exit 2), while one that ran a lab beside them counts that
+// lab.
+func TestRunNothingCanRun(t *testing.T) {
+	h := newFakeHome(t, oneReadyWorker)
+	dir := t.TempDir()
+	logs := writeTestFile(t, filepath.Join(dir, "logs.yaml"), `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: read-logs, title: Read a container's logs}
+spec:
+  steps:
+  - name: logs
+    try:
+    - script: {command: "echo first\n$KUBECTL logs web"}
+`)
+	cri := writeTestFile(t, filepath.Join(dir, "cri.yaml"), `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: sandboxes, title: Sandboxes}
+spec:
+  steps:
+  - name: sandboxes
+    try:
+    - assert: {expr: 'len(cri("worker-1").sandboxes) > 0'}
+`)
+	nodes := writeTestFile(t, filepath.Join(dir, "nodes.yaml"), `apiVersion: kubelab.dev/v1alpha1
+kind: Lab
+metadata: {name: one-node, title: One node}
+spec:
+  steps:
+  - name: count
+    try:
+    - assert: {expr: 'len(nodes()) == 1'}
+`)
+	out, code := h.run(t.Context(), "run", logs, cri)
+	if code != app.ExitInvalid || !strings.Contains(out, "none of the 2 labs can run on the embedded backend") ||
+		!strings.Contains(out, "lacks containers (script echo first …") || !strings.Contains(out, "— SKIPPED\n   lab sandboxes:") ||
+		strings.Contains(out, "cluster up in") {
+		t.Errorf("two labs the backend cannot run: exit %d\n%s\nwant exit %d, each skipped with its reason, no cluster", code, out, app.ExitInvalid)
+	}
+	if log := h.fc.Log.String(); strings.Contains(log, "backend: up") {
+		t.Errorf("the fake cluster's log:\n%s\nwant nothing booted", log)
+	}
+	out, code = h.run(t.Context(), "run", logs, nodes)
+	if code != app.ExitPassed || !strings.Contains(out, "1 passed, 0 failed, 1 skipped") {
+		t.Errorf("a lab beside one the backend cannot run: exit %d\n%s\nwant exit 0, one passed and one skipped", code, out)
+	}
+}
+
 // webExercise and webPods are enginetest's fixtures.
 const webExercise = enginetest.WebExercise
 

@@ -114,14 +114,20 @@ func runLabs(ctx context.Context, g *globals, f *runFlags, labs []*load.Lab, r *
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	errored := 0
+	errored, skipped := 0, 0
 	for _, r := range results {
 		switch r.Status {
 		case engine.Failed:
 			return withCode(ExitFailed, ErrLabsFailed)
 		case engine.Errored:
 			errored++
+		case engine.Skipped:
+			skipped++
 		}
+	}
+	if skipped > 0 && skipped == len(results) {
+		// Nothing ran: a CI job that ran no lab has not passed.
+		return invalidf("run: none of the %d labs can run on the %s backend (each one's reason is above)", skipped, f.backend)
 	}
 	if errored > 0 {
 		return cannotRun(fmt.Errorf("%w: %d of %d labs could not run", ErrLabsFailed, errored, len(results)))
