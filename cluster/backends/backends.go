@@ -72,6 +72,8 @@ func Check(name string, o Options) error {
 		return fmt.Errorf("%w %q (want %s, %s or %s)", ErrUnknown, name, Embedded, Docker, Kubeconfig)
 	case name == Kubeconfig && o.Kubeconfig == "":
 		return errors.New("--backend kubeconfig needs --kubeconfig FILE (kubelab does not read $KUBECONFIG for this)")
+	case name == Kubeconfig:
+		return kubeconfig.CheckFile(o.Kubeconfig, o.Context)
 	case name != Kubeconfig && (o.Kubeconfig != "" || o.Context != ""):
 		return fmt.Errorf("--kubeconfig and --context choose a cluster kubelab did not create: say so with --backend kubeconfig (not %q)", name)
 	}

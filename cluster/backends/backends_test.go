@@ -2,6 +2,7 @@ package backends
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,16 @@ import (
 )
 
 func TestCheck(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: dev, context: {cluster: c, user: u}}]
+current-context: dev
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		o    Options
@@ -20,7 +31,11 @@ func TestCheck(t *testing.T) {
 		{Embedded, Options{Kubeconfig: "k"}, "say so with --backend kubeconfig"},
 		{Docker, Options{Context: "c"}, "say so with --backend kubeconfig"},
 		{"podman", Options{}, `unknown backend "podman" (want embedded, docker or kubeconfig)`},
-		{Kubeconfig, Options{Kubeconfig: "k"}, ""},
+		{Kubeconfig, Options{Kubeconfig: kc}, ""},
+		{Kubeconfig, Options{Kubeconfig: kc, Context: "dev"}, ""},
+		// A wrong file or context is bad input, found before anything runs.
+		{Kubeconfig, Options{Kubeconfig: kc + ".missing"}, "load kubeconfig " + kc + ".missing"},
+		{Kubeconfig, Options{Kubeconfig: kc, Context: "prod"}, `no context "prod" (it has dev)`},
 		{Embedded, Options{}, ""},
 		{"", Options{}, ""},
 	} {

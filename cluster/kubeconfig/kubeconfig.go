@@ -186,28 +186,45 @@ func (b *Backend) RunLabels() map[string]string {
 	return map[string]string{LabelManaged: "true", LabelRun: b.run}
 }
 
-// load reads the kubeconfig with the chosen context current and the run's
-// namespace as that context's default (paths resolved to absolute ones).
-func (b *Backend) load() (*clientcmdapi.Config, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: b.o.Kubeconfig}
+// CheckFile reads the kubeconfig file and finds the context (its current
+// one when context is ""): what a command checks before it runs anything,
+// so that a wrong path or context is bad input, not a failed run.
+func CheckFile(path, context string) error {
+	_, _, err := readFile(path, context)
+	return err
+}
+
+// readFile reads the kubeconfig file and returns it with the name of the
+// chosen context (paths resolved to absolute ones).
+func readFile(path, context string) (*clientcmdapi.Config, string, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: path}
 	raw, err := rules.Load()
 	if err != nil {
-		return nil, fmt.Errorf("load kubeconfig %s: %w", b.o.Kubeconfig, err)
+		return nil, "", fmt.Errorf("load kubeconfig %s: %w", path, err)
 	}
-	name := b.o.Context
+	name := context
 	if name == "" {
 		name = raw.CurrentContext
 	}
-	ctx, ok := raw.Contexts[name]
-	if !ok || name == "" {
+	if _, ok := raw.Contexts[name]; !ok || name == "" {
 		names := make([]string, 0, len(raw.Contexts))
 		for n := range raw.Contexts {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("kubeconfig %s: no context %q (it has %s)", b.o.Kubeconfig, name, strings.Join(names, ", "))
+		return nil, "", fmt.Errorf("kubeconfig %s: no context %q (it has %s)", path, name, strings.Join(names, ", "))
 	}
-	ctx = ctx.DeepCopy()
+	return raw, name, nil
+}
+
+// load reads the kubeconfig with the chosen context current and the run's
+// namespace as that context's default.
+func (b *Backend) load() (*clientcmdapi.Config, error) {
+	raw, name, err := readFile(b.o.Kubeconfig, b.o.Context)
+	if err != nil {
+		return nil, err
+	}
+	ctx := raw.Contexts[name].DeepCopy()
 	ctx.Namespace = b.ns
 	raw.Contexts[name] = ctx
 	raw.CurrentContext = name

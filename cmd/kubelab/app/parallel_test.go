@@ -112,15 +112,35 @@ spec:
 	}
 }
 
-func TestRunParallelRefusesBadValues(t *testing.T) {
+func TestBadRunValuesAreRefused(t *testing.T) {
 	h := newFakeHome(t, oneReadyWorker)
+	kc := writeTestFile(t, filepath.Join(t.TempDir(), "config"), `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: dev, context: {cluster: c, user: u}}]
+current-context: dev
+`)
 	for _, args := range [][]string{
 		{"run", "--parallel", "0", "testdata/passing.yaml"},
-		{"run", "--parallel", "2", "--backend", "kubeconfig", "--kubeconfig", "/nonexistent", "testdata/passing.yaml"},
+		{"run", "--parallel", "2", "--backend", "kubeconfig", "--kubeconfig", kc, "testdata/passing.yaml"},
 	} {
 		out, code := h.run(t.Context(), args...)
 		if code != 2 || !strings.Contains(out, "--parallel") {
 			t.Errorf("kubelab %s: exit %d, want 2 with a word on --parallel:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+	// A kubeconfig that is not there, or lacks the context, is bad input
+	// for every command that takes one, found before anything runs.
+	drill := writeTestFile(t, filepath.Join(t.TempDir(), "d.feature"), "Feature: f\n  Question: q?\n\n  Model answer:\n    a.\n\n  Scenario: s\n    Given a lab cluster with 1 worker\n")
+	for _, args := range [][]string{
+		{"run", "testdata/passing.yaml", "--backend", "kubeconfig", "--kubeconfig", kc + ".missing"},
+		{"drill", drill, "--no-prompt", "--backend", "kubeconfig", "--kubeconfig", kc + ".missing"},
+		{"run", "testdata/passing.yaml", "--backend", "kubeconfig", "--kubeconfig", kc, "--context", "prod"},
+	} {
+		out, code := h.run(t.Context(), args...)
+		if code != 2 || !strings.Contains(out, "kubeconfig "+kc) || strings.Contains(out, "backend: up") {
+			t.Errorf("kubelab %s: exit %d, want 2 naming the kubeconfig, nothing run:\n%s", strings.Join(args, " "), code, out)
 		}
 	}
 }
