@@ -82,9 +82,11 @@ type Progress struct {
 	Step    string
 	Message string
 	Elapsed time.Duration
-	// Done is set when the step ended; Err is its failure, if any.
-	Done bool
-	Err  error
+	// Done is set when the step ended; Err is its failure, if any, or
+	// with Skipped the reason it did not run.
+	Done    bool
+	Err     error
+	Skipped bool
 }
 
 // The results of a run are the report model (package report): the

@@ -14,12 +14,17 @@ import (
 func progressLines(p Progress) string {
 	mark := "  "
 	msg := p.Message
-	if p.Done {
-		mark = "✔ "
+	switch {
+	case p.Done && p.Skipped:
+		mark = "– "
 		if p.Err != nil {
-			mark = "✘ "
-			msg = "FAILED: " + p.Err.Error()
+			msg += ": " + p.Err.Error()
 		}
+	case p.Done && p.Err != nil:
+		mark = "✘ "
+		msg = "FAILED: " + p.Err.Error()
+	case p.Done:
+		mark = "✔ "
 	}
 	step := p.Step
 	if step == "" {

@@ -132,7 +132,7 @@ func (s *Session) Step(name string) {
 // EndStep marks the end of the current step with its status.
 func (s *Session) EndStep(st Status, err error) {
 	s.x.tl.add(EventStep, s.step, string(st))
-	s.x.report(Progress{Step: s.step, Message: s.x.r.Words.S(string(st)), Done: true, Err: err})
+	s.x.report(Progress{Step: s.step, Message: s.x.r.Words.S(string(st)), Done: true, Err: err, Skipped: st == Skipped})
 }
 
 // Prepare checks one operation as the lab loader would (shape, values,

@@ -43,3 +43,28 @@ func TestDrillOnAFake(t *testing.T) {
 		t.Errorf("the fake clusters' log:\n%s\nwant the kill, two clusters booted and removed", log)
 	}
 }
+
+// TestDrillSkippedWhereItCannotRun: on a cluster kubelab did not make, a
+// scenario whose step needs what the backend lacks (a component fault) is
+// skipped from that step on, with the refusal as its reason, and counts
+// neither as passed nor as failed; the other scenario runs.
+func TestDrillSkippedWhereItCannotRun(t *testing.T) {
+	r, fc := enginetest.Fake(t, assertionstest.State{Nodes: []assertions.Node{{Name: "worker-1", Ready: true}}})
+	fc.Existing = true
+	var out bytes.Buffer
+	var reps []features.Report
+	lib := &features.Library{Runner: r, Out: &out, OnScenario: func(rep features.Report) { reps = append(reps, rep) }}
+	err := features.Run(t.Context(), lib, features.Options{Paths: []string{"testdata/fake.feature"}, Format: "progress", Output: &out, NoColors: true})
+	if !errors.Is(err, features.ErrFailed) {
+		t.Fatalf("Run = %v, want ErrFailed (the second scenario fails); output:\n%s", err, out.String())
+	}
+	if len(reps) != 2 || reps[0].Err != nil || !strings.Contains(reps[0].Skipped, "lacks component-faults") || reps[1].Skipped != "" || reps[1].Err == nil {
+		t.Fatalf("reports %+v\nwant the first skipped for component-faults, the second failed", reps)
+	}
+	if res := reps[0].Result(); res.Status != "skipped" || res.Error != reps[0].Skipped {
+		t.Errorf("the skipped scenario as a result: %s %q", res.Status, res.Error)
+	}
+	if strings.Contains(fc.Log.String(), "backend: act kill") {
+		t.Errorf("the fake clusters' log:\n%s\nwant no kill asked of an existing cluster", fc.Log.String())
+	}
+}

@@ -82,6 +82,7 @@ func TestFeatures(t *testing.T) {
 					// of failures keeps this line, not the timeline.
 					status = "FAILED (" + strings.ReplaceAll(r.Err.Error(), "\n", " ") + ")"
 				}
+				failIfSkipped(t, r)
 				var b strings.Builder
 				for _, e := range r.Timeline {
 					fmt.Fprintf(&b, "\n  %s", e)
@@ -228,10 +229,18 @@ func TestDockerFeatures(t *testing.T) {
 		t.Fatal("no drills in docker/")
 	}
 	lw := &logWriter{t: t}
-	lib := &features.Library{Runner: enginetest.RunnerOn(t, "docker"), Out: lw}
+	lib := &features.Library{Runner: enginetest.RunnerOn(t, "docker"), Out: lw, OnScenario: func(r features.Report) { failIfSkipped(t, r) }}
 	err := features.Run(t.Context(), lib, features.Options{Paths: files, Format: "progress", Output: lw, NoColors: true, TestingT: t})
 	lw.Flush()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// failIfSkipped fails the test for a scenario its backend refused: every
+// drill runs to its end on the backend it is meant for.
+func failIfSkipped(t *testing.T, r features.Report) {
+	if r.Skipped != "" {
+		t.Errorf("%s / %s: skipped: %s", r.Feature, r.Scenario, r.Skipped)
 	}
 }

@@ -120,8 +120,11 @@ func (r Report) Result() *engine.Result {
 		Timeline: r.Timeline, Recovery: r.Recovery, Traces: r.Traces, Scheduling: r.Scheduling, Kubeconfig: r.Kubeconfig,
 		Drill: r.Drill,
 	}
-	if r.Err != nil {
+	switch {
+	case r.Err != nil:
 		res.Status, res.Error = engine.Failed, r.Err.Error()
+	case r.Skipped != "":
+		res.Status, res.Error = engine.Skipped, r.Skipped
 	}
 	return res
 }

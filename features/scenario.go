@@ -55,8 +55,12 @@ type Report struct {
 	Feature, Scenario string
 	// Title is the scenario's name in the Library's language.
 	Title string
-	// Err is the scenario's failure, nil when it passed.
+	// Err is the scenario's failure, nil when it passed or was skipped.
 	Err error
+	// Skipped says why the scenario did not run to its end when its
+	// backend lacks something a step needs (etcd's Raft state, a fault,
+	// real nodes...): the refusal of the first such step. Empty when it ran.
+	Skipped string
 	// Started is when the scenario started.
 	Started time.Time
 	// Duration of the scenario, cluster boot and tear-down included.
@@ -106,6 +110,7 @@ type scenario struct {
 	cur      int                 // index of the running step in steps
 	marked   bool                // the running step is marked in the session's timeline
 	failed   bool
+	skipped  string // why the backend cannot run the scenario (see Report.Skipped)
 	last     engine.OpResult
 	keywords []string            // of steps, from the feature file
 	results  []engine.StepResult // of the steps that ended
@@ -211,13 +216,16 @@ func (l *Library) after(ctx context.Context, p *godog.Scenario, err error) (cont
 	defer s.cancel()
 	var errs []error
 	for _, stop := range s.checks {
-		if r := stop(); r.Status != engine.Passed && err == nil {
+		if r := stop(); r.Status != engine.Passed && err == nil && s.skipped == "" {
 			errs = append(errs, fmt.Errorf("%s: %s (the scenario never checked its result)", r.Summary, r.Error))
 		}
 	}
 	s.checks = nil
+	if errors.Is(err, godog.ErrSkip) {
+		err = nil // s.skipped says why
+	}
 	rep := Report{Feature: s.feature, Scenario: s.name, Title: s.text(s.name), Err: errors.Join(append([]error{err}, errs...)...),
-		Started: s.started, Duration: time.Since(s.started), Steps: s.stepResults()}
+		Skipped: s.skipped, Started: s.started, Duration: time.Since(s.started), Steps: s.stepResults()}
 	if s.sess == nil {
 		if l.OnScenario != nil {
 			l.OnScenario(rep)
@@ -301,7 +309,7 @@ func (s *scenario) session() (*engine.Session, error) {
 	}
 	sess, err := s.lib.Runner.StartFor(s.ctx, name, s.topo, observeNeeds(texts))
 	if err != nil {
-		return nil, fmt.Errorf("boot the cluster of %q: %w", s.name, err)
+		return nil, s.skipIfMissing(fmt.Errorf("boot the cluster of %q: %w", s.name, err))
 	}
 	s.sess = sess
 	if _, set := s.vars["NAMESPACE"]; !set {
@@ -320,10 +328,29 @@ func (s *scenario) prepare(op ops.Operation) (*engine.Session, *ops.Operation, e
 	}
 	p, err := sess.PrepareOp(op, s.dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("prepare operation: %w", err)
+		return nil, nil, s.skipIfMissing(fmt.Errorf("prepare operation: %w", err))
 	}
 	return sess, p, nil
 }
+
+// skipIfMissing turns a refusal for something the backend lacks into a
+// skip of the scenario's remaining steps (godog.ErrSkip), recorded as the
+// scenario's reason; other errors stay failures.
+func (s *scenario) skipIfMissing(err error) error {
+	if !errors.Is(err, cluster.ErrMissingCapability) {
+		return err
+	}
+	s.skipped = err.Error()
+	return skipError{err}
+}
+
+// skipError is a step's refusal that skips the rest of its scenario: it
+// is godog.ErrSkip to godog, and reads as the refusal it wraps.
+type skipError struct{ reason error }
+
+func (e skipError) Error() string        { return e.reason.Error() }
+func (e skipError) Unwrap() error        { return e.reason }
+func (e skipError) Is(target error) bool { return target == godog.ErrSkip }
 
 // run prepares and executes one operation and turns a failed result into
 // an error that carries its expected and observed values.

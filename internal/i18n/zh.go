@@ -12,6 +12,7 @@ var zh = map[string]string{
 	"interrupted":                     "已中断",
 	"started":                         "开始",
 	"PASSED":                          "通过",
+	"SKIPPED":                         "跳过",
 	"FAILED":                          "失败",
 	"ERROR":                           "出错",
 	"booting cluster %s (%s backend)": "正在启动集群 %s（%s 后端）",
@@ -29,6 +30,7 @@ var zh = map[string]string{
 	"  %8.3fs  ✘ %s failed\n":                                             "  %8.3fs  ✘ %s 失败\n",
 	"\nRecovery times:\n":                                                 "\n恢复时间：\n",
 	"\nThe scenario failed:\n%s\n":                                        "\n场景失败：\n%s\n",
+	"\nThe scenario stopped: this backend cannot run it:\n%s\n":           "\n场景已停止：此后端无法运行它：\n%s\n",
 	"\nIts cluster is still up: export KUBECONFIG=%s\n":                   "\n它的集群仍在运行：export KUBECONFIG=%s\n",
 
 	// The timeline's details and the recoveries (engine/words.go).

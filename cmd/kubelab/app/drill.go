@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -211,6 +212,10 @@ func drillAll(ctx context.Context, g *globals, f *drillFlags, r engine.Runner, d
 	if failed > 0 {
 		return all, withCode(ExitFailed, fmt.Errorf("%w: %d of %d", ErrDrillsFailed, failed, len(drills)))
 	}
+	if len(all) > 0 && !slices.ContainsFunc(all, func(r features.Report) bool { return r.Skipped == "" }) {
+		// Nothing ran to its end: that has not passed.
+		return all, invalidf("drill: none of the %d scenarios can run on the %s backend (each one's reason is above)", len(all), f.backend)
+	}
 	return all, nil
 }
 
@@ -246,8 +251,11 @@ func runDrillTo(ctx context.Context, g *globals, f *drillFlags, r engine.Runner,
 func showDrill(w io.Writer, p *i18n.Printer, d *features.Drill, reps []features.Report, answer string, asked bool) {
 	for _, r := range reps {
 		status := p.S("PASSED")
-		if r.Err != nil {
+		switch {
+		case r.Err != nil:
 			status = p.S("FAILED")
+		case r.Skipped != "":
+			status = p.S("SKIPPED")
 		}
 		p.Fprintf(w, "\nWhat the cluster did in %q (%s in %s):\n", cmp.Or(r.Title, r.Scenario), status, r.Duration.Round(100*time.Millisecond))
 		showScenario(w, p, r)
@@ -285,6 +293,9 @@ func showScenario(w io.Writer, p *i18n.Printer, r features.Report) {
 	}
 	if r.Err != nil {
 		p.Fprintf(w, "\nThe scenario failed:\n%s\n", indentText(r.Err.Error(), "  "))
+	}
+	if r.Skipped != "" {
+		p.Fprintf(w, "\nThe scenario stopped: this backend cannot run it:\n%s\n", indentText(r.Skipped, "  "))
 	}
 	if r.Kubeconfig != "" {
 		p.Fprintf(w, "\nIts cluster is still up: export KUBECONFIG=%s\n", r.Kubeconfig)

@@ -35,6 +35,9 @@ import (
 type fakeHome struct {
 	fc   *enginetest.FakeCluster
 	home string
+	// existing makes every cluster one kubelab did not make: nothing
+	// beyond its API (a kubeconfig backend's).
+	existing bool
 
 	mu      sync.Mutex
 	running map[string]cluster.Backend
@@ -48,6 +51,13 @@ type dirFake struct {
 }
 
 func (d dirFake) Dir() string { return d.dir }
+
+// existingDir is a dirFake that, as a cluster kubelab did not make, can
+// do nothing beyond its API.
+type existingDir struct{ dirFake }
+
+// Capabilities implements cluster.Capable: none.
+func (existingDir) Capabilities() []cluster.Capability { return nil }
 
 func newFakeHome(t *testing.T, s assertionstest.State) *fakeHome {
 	_, fc := enginetest.Fake(t, s)
@@ -65,7 +75,10 @@ func (h *fakeHome) hooks() app.Hooks {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		d := dirFake{b.(*clustertest.Fake), dir}
+		var d cluster.Backend = dirFake{b.(*clustertest.Fake), dir}
+		if h.existing {
+			d = existingDir{d.(dirFake)}
+		}
 		h.mu.Lock()
 		h.running[t.Name] = d
 		h.mu.Unlock()
@@ -515,5 +528,29 @@ func TestEvalOnAFake(t *testing.T) {
 	<-done
 	if code != app.ExitPassed || !strings.Contains(watchOut, `len(pods("app=web")) = 0`) || !strings.Contains(watchOut, `len(pods("app=web")) = 2`) || strings.Count(watchOut, "raft.term") != 1 {
 		t.Errorf("eval --watch: exit %d\n%s\nwant the pods' count before and after, raft.term once", code, watchOut)
+	}
+}
+
+// TestDrillNothingCanRun: a drill whose every scenario needs what the
+// backend lacks shows each as SKIPPED with the reason, and exits 2: it
+// has not passed.
+func TestDrillNothingCanRun(t *testing.T) {
+	h := newFakeHome(t, oneReadyWorker)
+	h.existing = true
+	drill := writeTestFile(t, filepath.Join(t.TempDir(), "kill.feature"), `Feature: kill
+  Question: What happens when the scheduler dies?
+
+  Model answer:
+    Bound pods keep running.
+
+  Scenario: The scheduler is killed
+    Given a lab cluster
+    When I kill "kube-scheduler-1"
+    Then node "worker-1" is Ready
+`)
+	out, code := h.run(t.Context(), "drill", drill, "--no-prompt")
+	if code != app.ExitInvalid || !strings.Contains(out, "(SKIPPED in") || !strings.Contains(out, "lacks component-faults") ||
+		!strings.Contains(out, "none of the 1 scenarios can run") || strings.Contains(out, "act kill") {
+		t.Errorf("exit %d\n%s\nwant exit %d, the scenario skipped with its reason", code, out, app.ExitInvalid)
 	}
 }
