@@ -172,33 +172,14 @@ spec:
 func TestRunNothingCanRun(t *testing.T) {
 	h := newFakeHome(t, oneReadyWorker)
 	dir := t.TempDir()
-	logs := writeTestFile(t, filepath.Join(dir, "logs.yaml"), `apiVersion: kubelab.dev/v1alpha1
-kind: Lab
-metadata: {name: read-logs, title: Read a container's logs}
-spec:
-  steps:
-  - name: logs
-    try:
-    - script: {command: "echo first\n$KUBECTL logs web"}
-`)
-	cri := writeTestFile(t, filepath.Join(dir, "cri.yaml"), `apiVersion: kubelab.dev/v1alpha1
-kind: Lab
-metadata: {name: sandboxes, title: Sandboxes}
-spec:
-  steps:
-  - name: sandboxes
-    try:
-    - assert: {expr: 'len(cri("worker-1").sandboxes) > 0'}
-`)
-	nodes := writeTestFile(t, filepath.Join(dir, "nodes.yaml"), `apiVersion: kubelab.dev/v1alpha1
-kind: Lab
-metadata: {name: one-node, title: One node}
-spec:
-  steps:
-  - name: count
-    try:
-    - assert: {expr: 'len(nodes()) == 1'}
-`)
+	// oneOp is a lab of one step of one operation.
+	oneOp := func(name, op string) string {
+		return writeTestFile(t, filepath.Join(dir, name+".yaml"), "apiVersion: kubelab.dev/v1alpha1\nkind: Lab\n"+
+			"metadata: {name: "+name+", title: "+name+"}\nspec:\n  steps:\n  - name: s\n    try:\n    - "+op+"\n")
+	}
+	logs := oneOp("read-logs", `script: {command: "echo first\n$KUBECTL logs web"}`)
+	cri := oneOp("sandboxes", `assert: {expr: 'len(cri("worker-1").sandboxes) > 0'}`)
+	nodes := oneOp("one-node", `assert: {expr: 'len(nodes()) == 1'}`)
 	out, code := h.run(t.Context(), "run", logs, cri)
 	if code != app.ExitInvalid || !strings.Contains(out, "none of the 2 labs can run on the embedded backend") ||
 		!strings.Contains(out, "lacks containers (script echo first …") || !strings.Contains(out, "— SKIPPED\n   lab sandboxes:") ||
