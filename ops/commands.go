@@ -182,7 +182,7 @@ var etcdctlRE = regexp.MustCompile(`\$\{?ETCDCTL\b`)
 
 // containersRE finds a script's kubectl command that reaches a running
 // container.
-var containersRE = regexp.MustCompile(`(\$\{?KUBECTL\}?|\bkubectl)\s+(exec|logs|attach|cp|port-forward)\b`)
+var containersRE = regexp.MustCompile(`(\$\{?KUBECTL\}?|\bkubectl)\s+(` + strings.Join(containerVerbs, "|") + `)\b`)
 
 // Retry makes a command run again, backing off (100ms doubling to 2s),
 // until an attempt passes or the timeout ends: for what the apiservers

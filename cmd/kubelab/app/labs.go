@@ -386,10 +386,10 @@ func newListCommand(g *globals) *cobra.Command {
 
 // labBackends says where a lab runs: "docker" when it needs real nodes
 // (it looks inside them, reaches a container, cuts a network, or is one
-// of labs/docker/, whose kubelets run probes and pods), "embedded,docker" when it needs more of
-// the cluster than its API (a component to kill, etcd, the audit log...),
-// which an existing cluster (kubeconfig) does not give, and "any"
-// otherwise.
+// of labs/docker/, whose kubelets run probes and pods), "embedded,docker"
+// when it needs more of the cluster than its API (a component to kill,
+// etcd, the audit log...), which an existing cluster (kubeconfig) does
+// not give, and "any" otherwise.
 func labBackends(l *load.Lab) string {
 	needs := l.Needs()
 	_, inside := needs[cluster.CapNodeInternals]
